@@ -1,0 +1,94 @@
+import CCrypto
+
+/// SHA-256, HMAC-SHA256, constant-time comparison and random bytes, from OpenSSL libcrypto.
+/// No OpenSSL type appears in this API.
+public enum Crypto {
+    public static func sha256<Bytes: Collection>(_ data: Bytes) -> [UInt8] where Bytes.Element == UInt8 {
+        var out = [UInt8](repeating: 0, count: 32)
+        let done: Void? = data.withContiguousStorageIfAvailable { buf in
+            _ = SHA256(buf.baseAddress, buf.count, &out)
+        }
+        if done == nil {
+            let copy = Array(data)
+            copy.withUnsafeBufferPointer { buf in _ = SHA256(buf.baseAddress, buf.count, &out) }
+        }
+        return out
+    }
+
+    /// HMAC-SHA256 over the concatenation of `parts` (so callers need not copy a
+    /// timestamp and a body into one buffer).
+    public static func hmacSHA256(key: [UInt8], parts: [[UInt8]]) -> [UInt8] {
+        var total = 0
+        for part in parts { total += part.count }
+        var message = [UInt8]()
+        message.reserveCapacity(total)
+        for part in parts { message.append(contentsOf: part) }
+        return hmacSHA256(key: key, message: message)
+    }
+
+    public static func hmacSHA256(key: [UInt8], message: [UInt8]) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: 32)
+        var length: UInt32 = 32
+        key.withUnsafeBufferPointer { k in
+            message.withUnsafeBufferPointer { m in
+                _ = HMAC(EVP_sha256(), k.baseAddress, Int32(k.count), m.baseAddress, m.count, &out, &length)
+            }
+        }
+        return out
+    }
+
+    /// Compares in time that depends only on the lengths, never on where the bytes differ.
+    public static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        guard a.count == b.count else { return false }
+        if a.isEmpty { return true }
+        return a.withUnsafeBytes { pa in
+            b.withUnsafeBytes { pb in CRYPTO_memcmp(pa.baseAddress, pb.baseAddress, a.count) == 0 }
+        }
+    }
+
+    /// Cryptographically strong random bytes (tokens, nonces).
+    public static func randomBytes(_ count: Int) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: count)
+        let ok = out.withUnsafeMutableBufferPointer { RAND_bytes($0.baseAddress, Int32(count)) }
+        precondition(ok == 1, "OpenSSL RAND_bytes failed: the system has no entropy source")
+        return out
+    }
+}
+
+/// Lowercase hexadecimal encoding and decoding.
+public enum Hex {
+    private static let digits = Array("0123456789abcdef".utf8)
+
+    public static func encode<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
+        var out = [UInt8]()
+        for b in bytes {
+            out.append(digits[Int(b >> 4)])
+            out.append(digits[Int(b & 0x0f)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Nil when the text is not an even number of hex digits.
+    public static func decode(_ text: String) -> [UInt8]? {
+        let utf8 = Array(text.utf8)
+        guard utf8.count % 2 == 0 else { return nil }
+        var out = [UInt8]()
+        out.reserveCapacity(utf8.count / 2)
+        var i = 0
+        while i < utf8.count {
+            guard let hi = nibble(utf8[i]), let lo = nibble(utf8[i + 1]) else { return nil }
+            out.append(hi << 4 | lo)
+            i += 2
+        }
+        return out
+    }
+
+    private static func nibble(_ c: UInt8) -> UInt8? {
+        switch c {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return c - UInt8(ascii: "A") + 10
+        default: return nil
+        }
+    }
+}
