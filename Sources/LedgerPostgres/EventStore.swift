@@ -1,0 +1,122 @@
+import LedgerCore
+
+/// Reads and appends `ledger.events`. Stateless: every call takes the
+/// connection to use, so callers decide the transaction boundaries.
+public struct EventStore: Sendable {
+    public init() {}
+
+    /// Appends `events` in the caller's transaction through
+    /// `ledger.append_events` (one round trip for the whole batch).
+    public func append(_ events: [NewEvent], on connection: PostgresConnection) throws -> [AppendOutcome] {
+        if events.isEmpty { return [] }
+        let result = try connection.query("SELECT * FROM ledger.append_events($1::jsonb)", [.text(Self.batchJSON(events))])
+        guard result.count == events.count else {
+            throw PostgresError.unexpectedResult("append_events answered \(result.count) rows for \(events.count) events")
+        }
+        var outcomes = [AppendOutcome]()
+        outcomes.reserveCapacity(events.count)
+        for row in 0..<result.count {
+            let outcome = try result.string(row, "outcome")
+            if outcome == "version_conflict" {
+                outcomes.append(.versionConflict(currentVersion: Int(try result.int64(row, "stream_version"))))
+                continue
+            }
+            let receipt = EventReceipt(
+                position: try result.int64(row, "position"),
+                eventID: try result.string(row, "event_id"),
+                streamVersion: Int(try result.int64(row, "stream_version")),
+                recordedAt: try Self.timestamp(result.string(row, "recorded_at")),
+                hash: try result.bytes(row, "hash") ?? [])
+            switch outcome {
+            case "appended": outcomes.append(.appended(receipt))
+            case "duplicate": outcomes.append(.duplicate(receipt, redeliveries: try result.int64(row, "redeliveries")))
+            default: outcomes.append(.keyConflict(existing: receipt))
+            }
+        }
+        return outcomes
+    }
+
+    static let columns = """
+        position, event_id::text AS event_id, stream, stream_version, type, source, payload::text AS payload,
+        raw, metadata::text AS metadata, idempotency_key,
+        ledger.micros(recorded_at) AS recorded_us, ledger.micros(observed_at) AS observed_us, hash
+        """
+
+    /// Events with position > `after`, in ledger order, at most `limit`.
+    public func read(after: Int64, limit: Int, on connection: PostgresConnection) throws -> [StoredEvent] {
+        let result = try connection.query(
+            "SELECT \(Self.columns) FROM ledger.events WHERE position > $1 ORDER BY position LIMIT $2",
+            [.int(after), .int(Int64(limit))])
+        return try Self.events(result)
+    }
+
+    /// One stream's events in order (an order's history).
+    public func read(stream: String, on connection: PostgresConnection) throws -> [StoredEvent] {
+        let result = try connection.query(
+            "SELECT \(Self.columns) FROM ledger.events WHERE stream = $1 ORDER BY position", [.text(stream)])
+        return try Self.events(result)
+    }
+
+    /// The newest event's position and hash; (0, 32 zero bytes) when empty.
+    public func head(on connection: PostgresConnection) throws -> (position: Int64, hash: [UInt8]) {
+        let result = try connection.query("SELECT position, hash FROM ledger.events ORDER BY position DESC LIMIT 1")
+        guard result.count == 1 else { return (0, ChainHash.genesis) }
+        return (try result.int64(0, "position"), try result.bytes(0, "hash") ?? [])
+    }
+
+    /// How many times the event at `position` was redelivered.
+    public func redeliveries(position: Int64, on connection: PostgresConnection) throws -> Int64 {
+        let result = try connection.query("SELECT count FROM ledger.redeliveries WHERE position = $1", [.int(position)])
+        return result.count == 0 ? 0 : try result.int64(0, "count")
+    }
+
+    static func events(_ result: QueryResult) throws -> [StoredEvent] {
+        var out = [StoredEvent]()
+        out.reserveCapacity(result.count)
+        for r in 0..<result.count {
+            out.append(StoredEvent(
+                position: try result.int64(r, "position"),
+                eventID: try result.string(r, "event_id"),
+                stream: try result.string(r, "stream"),
+                streamVersion: Int(try result.int64(r, "stream_version")),
+                type: try result.string(r, "type"),
+                source: try result.string(r, "source"),
+                payloadJSON: try result.string(r, "payload"),
+                raw: try result.bytes(r, "raw"),
+                metadataJSON: try result.string(r, "metadata"),
+                idempotencyKey: try result.string(r, "idempotency_key"),
+                recordedAt: Timestamp(microseconds: try result.int64(r, "recorded_us")),
+                observedAt: Timestamp(microseconds: try result.int64(r, "observed_us")),
+                hash: try result.bytes(r, "hash") ?? []))
+        }
+        return out
+    }
+
+    static func timestamp(_ text: String) throws -> Timestamp {
+        // Sessions run with TimeZone UTC and ISO DateStyle: "2026-11-29 11:45:35.123456+00".
+        var t = text
+        if t.hasSuffix("+00") { t = String(t.dropLast(3)) + "Z" }
+        guard let ts = Timestamp.parse(t, lenient: true) else {
+            throw PostgresError.unexpectedResult("unreadable timestamp \(text)")
+        }
+        return ts
+    }
+
+    static func batchJSON(_ events: [NewEvent]) -> String {
+        var out = "["
+        for (i, e) in events.enumerated() {
+            if i > 0 { out += "," }
+            out += "{\"stream\":" + JSONText.quote(e.stream)
+            out += ",\"type\":" + JSONText.quote(e.type)
+            out += ",\"source\":" + JSONText.quote(e.source)
+            out += ",\"payload\":" + e.payloadJSON
+            out += ",\"raw\":" + (e.raw.map { "\"" + Hex.encode($0) + "\"" } ?? "null")
+            out += ",\"metadata\":" + e.metadataJSON
+            out += ",\"key\":" + JSONText.quote(e.idempotencyKey)
+            out += ",\"observedAtMicros\":\"" + String(e.observedAt.microseconds) + "\""
+            if let v = e.expectedVersion { out += ",\"expectedVersion\":" + String(v) }
+            out += "}"
+        }
+        return out + "]"
+    }
+}

@@ -1,0 +1,153 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// Work done inside the append transaction, after the batch's events are
+/// appended: keeping read models in the same commit as their events makes a
+/// write visible to the very next read.
+public protocol BatchProjector: Sendable {
+    func project(_ appended: [(event: NewEvent, outcome: AppendOutcome)], on connection: PostgresConnection) throws
+}
+
+/// Group commit: concurrent appends from many callers share one transaction,
+/// and every caller gets its answer only after that transaction committed.
+///
+/// One writer thread takes everything queued (up to `maxBatch` events), appends
+/// it in one transaction, commits, and answers. While it waits for the commit,
+/// new requests queue up and form the next batch, so the batch size grows with
+/// the load and each fsync is shared.
+public final class GroupCommitter: @unchecked Sendable {
+    // @unchecked: `queue` and `stopping` are guarded by `condition`; the writer
+    // thread alone touches the database connection it borrows.
+    public typealias Completion = @Sendable (Result<[AppendOutcome], Error>) -> Void
+
+    private struct Request {
+        let events: [NewEvent]
+        let completion: Completion
+    }
+
+    private let pool: ConnectionPool
+    private let store = EventStore()
+    private let projector: BatchProjector?
+    private let maxBatch: Int
+    private let condition = NSCondition()
+    private var queue: [Request] = []
+    private var stopping = false
+    private var running = true
+    private let statistics = Mutex(Statistics())
+
+    /// Counters for metrics.
+    public struct Statistics: Sendable {
+        public var batches: Int64 = 0
+        public var appended: Int64 = 0
+        public var duplicates: Int64 = 0
+        public var failedBatches: Int64 = 0
+    }
+
+    public init(pool: ConnectionPool, projector: BatchProjector? = nil, maxBatch: Int = 1000) {
+        self.pool = pool
+        self.projector = projector
+        self.maxBatch = maxBatch
+        let thread = Thread { [self] in self.writerLoop() }
+        thread.name = "ledger.group-commit"
+        thread.start()
+    }
+
+    public var stats: Statistics { statistics.withLock { $0 } }
+
+    /// Queues `events`; `completion` runs on the writer thread after commit.
+    public func submit(_ events: [NewEvent], completion: @escaping Completion) {
+        condition.lock()
+        if stopping {
+            condition.unlock()
+            completion(.failure(PostgresError.connectionFailed("the ledger is shutting down")))
+            return
+        }
+        queue.append(Request(events: events, completion: completion))
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Appends and blocks until committed, or throws. `timeout` bounds the wait:
+    /// past it the caller gets an error (and may retry; idempotency keys make
+    /// a retry safe even if the first attempt did commit).
+    public func append(_ events: [NewEvent], timeout: Double = 10) throws -> [AppendOutcome] {
+        let done = DispatchSemaphore(value: 0)
+        let box = Mutex<Result<[AppendOutcome], Error>?>(nil)
+        submit(events) { result in
+            box.withLock { $0 = result }
+            done.signal()
+        }
+        if done.wait(timeout: .now() + timeout) == .timedOut {
+            throw PostgresError.connectionLost("no commit within \(timeout) s")
+        }
+        return try box.withLock { $0! }.get()
+    }
+
+    public func append(_ events: [NewEvent]) async throws -> [AppendOutcome] {
+        try await withCheckedThrowingContinuation { continuation in
+            submit(events) { continuation.resume(with: $0) }
+        }
+    }
+
+    /// Stops taking requests, commits what is queued, and returns when done.
+    public func shutdown() {
+        condition.lock()
+        stopping = true
+        condition.broadcast()
+        while running { condition.wait() }
+        condition.unlock()
+    }
+
+    private func writerLoop() {
+        while true {
+            condition.lock()
+            while queue.isEmpty && !stopping { condition.wait() }
+            if queue.isEmpty && stopping {
+                running = false
+                condition.broadcast()
+                condition.unlock()
+                return
+            }
+            var batch: [Request] = []
+            var count = 0
+            while let first = queue.first, batch.isEmpty || count + first.events.count <= maxBatch {
+                batch.append(queue.removeFirst())
+                count += first.events.count
+            }
+            condition.unlock()
+            commit(batch)
+        }
+    }
+
+    private func commit(_ batch: [Request]) {
+        let events = batch.flatMap(\.events)
+        let result: Result<[AppendOutcome], Error> = Result {
+            try pool.transaction { connection in
+                let outcomes = try store.append(events, on: connection)
+                if let projector {
+                    try projector.project(Array(zip(events, outcomes)).map { ($0, $1) }, on: connection)
+                }
+                return outcomes
+            }
+        }
+        switch result {
+        case .success(let outcomes):
+            statistics.withLock { s in
+                s.batches += 1
+                for o in outcomes {
+                    if case .appended = o { s.appended += 1 } else if o.isDuplicate { s.duplicates += 1 }
+                }
+            }
+            var offset = 0
+            for request in batch {
+                let slice = Array(outcomes[offset..<(offset + request.events.count)])
+                offset += request.events.count
+                request.completion(.success(slice))
+            }
+        case .failure(let error):
+            statistics.withLock { $0.failedBatches += 1 }
+            for request in batch { request.completion(.failure(error)) }
+        }
+    }
+}

@@ -1,0 +1,234 @@
+import CPostgres
+import Foundation
+
+/// One libpq connection. Not thread-safe by design: a connection is used by
+/// one thread at a time, which the pool guarantees by lending it out whole.
+/// It reconnects by itself when the server went away between uses.
+public final class PostgresConnection: @unchecked Sendable {
+    // @unchecked: the PGconn pointer is only touched by the thread that holds
+    // this connection (the pool hands it to one borrower at a time).
+    private var conn: OpaquePointer?
+    public let connectionString: String
+    private(set) public var inTransaction = false
+
+    /// Connects now; throws `.invalidConnectionString` or `.connectionFailed`.
+    public init(connectionString: String, connectTimeoutSeconds: Int = 5) throws {
+        self.connectionString = connectionString
+        self.conn = try Self.open(connectionString, timeout: connectTimeoutSeconds)
+    }
+
+    deinit { if let conn { PQfinish(conn) } }
+
+    private static func open(_ conninfo: String, timeout: Int) throws -> OpaquePointer {
+        // Validate the string first so a typo is reported as such, not as a network error.
+        var parseError: UnsafeMutablePointer<CChar>?
+        if let options = PQconninfoParse(conninfo, &parseError) {
+            PQconninfoFree(options)
+        } else {
+            let message = parseError.map { String(cString: $0) } ?? "unparseable"
+            if let parseError { PQfreemem(parseError) }
+            throw PostgresError.invalidConnectionString(message.trimmedLine)
+        }
+        let keys = ["dbname", "connect_timeout", "application_name", "keepalives_idle", "keepalives_interval", "keepalives_count"]
+        let values = [conninfo, String(timeout), "ledger", "10", "5", "3"]
+        let pointer: OpaquePointer? = withCStrings(keys) { k in
+            withCStrings(values) { v in PQconnectdbParams(k, v, 1) }
+        }
+        guard let pointer else { throw PostgresError.connectionFailed("libpq could not allocate a connection") }
+        guard PQstatus(pointer) == CONNECTION_OK else {
+            let message = String(cString: PQerrorMessage(pointer)).trimmedLine
+            PQfinish(pointer)
+            throw PostgresError.connectionFailed(message)
+        }
+        let setup = PQexec(pointer, "SET bytea_output = 'hex'; SET TIME ZONE 'UTC'; SET DateStyle = 'ISO'")
+        PQclear(setup)
+        return pointer
+    }
+
+    /// True when the socket is still good as far as libpq knows.
+    public var isHealthy: Bool { conn.map { PQstatus($0) == CONNECTION_OK } ?? false }
+
+    /// Re-establishes a broken connection. Outside a transaction only: a
+    /// transaction cannot survive a lost connection.
+    public func reconnectIfNeeded() throws {
+        if isHealthy { return }
+        if let conn { PQfinish(conn) }
+        conn = nil
+        inTransaction = false
+        conn = try Self.open(connectionString, timeout: 5)
+    }
+
+    /// Runs one parameterized statement. Values never enter the SQL text.
+    @discardableResult
+    public func query(_ sql: String, _ parameters: [SQLValue] = []) throws -> QueryResult {
+        if !inTransaction { try reconnectIfNeeded() }
+        guard let conn else { throw PostgresError.connectionLost("no connection") }
+        let result = try execute(conn, sql, parameters)
+        defer { PQclear(result) }
+        return Self.read(result)
+    }
+
+    /// Runs `body` inside BEGIN/COMMIT; rolls back when it throws.
+    public func transaction<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+        try query("BEGIN")
+        inTransaction = true
+        do {
+            let value = try body(self)
+            try query("COMMIT")
+            inTransaction = false
+            return value
+        } catch {
+            inTransaction = false
+            if isHealthy { _ = try? query("ROLLBACK") }
+            throw error
+        }
+    }
+
+    /// Streams `COPY (...) TO STDOUT` output chunk by chunk; memory stays flat.
+    public func copyOut(_ sql: String, _ chunk: ([UInt8]) throws -> Void) throws {
+        if !inTransaction { try reconnectIfNeeded() }
+        guard let conn else { throw PostgresError.connectionLost("no connection") }
+        guard let start = PQexec(conn, sql) else { throw lostOrFailed(conn) }
+        let status = PQresultStatus(start)
+        if status != PGRES_COPY_OUT {
+            defer { PQclear(start) }
+            throw Self.error(from: start, conn: conn)
+        }
+        PQclear(start)
+        var failure: Error?
+        while true {
+            var buffer: UnsafeMutablePointer<CChar>?
+            let n = PQgetCopyData(conn, &buffer, 0)
+            if n > 0, let buffer {
+                if failure == nil {
+                    let bytes = UnsafeRawBufferPointer(start: buffer, count: Int(n))
+                    do { try chunk(Array(bytes)) } catch { failure = error }
+                }
+                PQfreemem(buffer)
+            } else {
+                break // -1: done; -2: error, reported by the final result
+            }
+        }
+        while let result = PQgetResult(conn) {
+            defer { PQclear(result) }
+            let s = PQresultStatus(result)
+            if s != PGRES_COMMAND_OK && failure == nil { failure = Self.error(from: result, conn: conn) }
+        }
+        if let failure { throw failure }
+    }
+
+    public func close() {
+        if let conn { PQfinish(conn) }
+        conn = nil
+    }
+
+    // MARK: - libpq plumbing
+
+    private func execute(_ conn: OpaquePointer, _ sql: String, _ parameters: [SQLValue]) throws -> OpaquePointer {
+        let count = parameters.count
+        // Parameter buffers are allocated and freed explicitly: pointers into
+        // temporary Swift arrays must not escape (see notes/swift-c.md).
+        var values = [UnsafeMutablePointer<CChar>?](repeating: nil, count: count)
+        var lengths = [Int32](repeating: 0, count: count)
+        var formats = [Int32](repeating: 0, count: count)
+        var types = [Oid](repeating: 0, count: count)
+        defer { for v in values { v?.deallocate() } }
+        for (i, p) in parameters.enumerated() {
+            switch p {
+            case .null:
+                break
+            case .text(let s):
+                let utf8 = Array(s.utf8)
+                let buf = UnsafeMutablePointer<CChar>.allocate(capacity: utf8.count + 1)
+                utf8.withUnsafeBufferPointer { src in
+                    if let base = src.baseAddress { UnsafeMutableRawPointer(buf).copyMemory(from: base, byteCount: utf8.count) }
+                }
+                buf[utf8.count] = 0
+                values[i] = buf
+                lengths[i] = Int32(utf8.count)
+            case .bytes(let b):
+                let buf = UnsafeMutablePointer<CChar>.allocate(capacity: max(b.count, 1))
+                b.withUnsafeBufferPointer { src in
+                    if let base = src.baseAddress { UnsafeMutableRawPointer(buf).copyMemory(from: base, byteCount: b.count) }
+                }
+                values[i] = buf
+                lengths[i] = Int32(b.count)
+                formats[i] = 1
+                types[i] = 17 // bytea
+            }
+        }
+        let result: OpaquePointer? = values.withUnsafeBufferPointer { v in
+            v.baseAddress!.withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: max(count, 1)) { vp in
+                PQexecParams(conn, sql, Int32(count), types, count == 0 ? nil : vp, lengths, formats, 0)
+            }
+        }
+        guard let result else { throw lostOrFailed(conn) }
+        switch PQresultStatus(result) {
+        case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
+            return result
+        default:
+            defer { PQclear(result) }
+            throw Self.error(from: result, conn: conn)
+        }
+    }
+
+    private func lostOrFailed(_ conn: OpaquePointer) -> PostgresError {
+        let message = String(cString: PQerrorMessage(conn)).trimmedLine
+        return PQstatus(conn) == CONNECTION_OK ? .unexpectedResult(message) : .connectionLost(message)
+    }
+
+    private static func error(from result: OpaquePointer, conn: OpaquePointer) -> PostgresError {
+        func field(_ code: UInt8) -> String? {
+            guard let p = PQresultErrorField(result, Int32(code)) else { return nil }
+            return String(cString: p)
+        }
+        if let state = field(UInt8(ascii: "C")) {
+            return .server(sqlState: state, message: field(UInt8(ascii: "M")) ?? "", detail: field(UInt8(ascii: "D")))
+        }
+        let message = String(cString: PQresultErrorMessage(result)).trimmedLine
+        if PQstatus(conn) != CONNECTION_OK {
+            return .connectionLost(message.isEmpty ? String(cString: PQerrorMessage(conn)).trimmedLine : message)
+        }
+        return .unexpectedResult(message)
+    }
+
+    private static func read(_ result: OpaquePointer) -> QueryResult {
+        let nrows = Int(PQntuples(result))
+        let ncols = Int(PQnfields(result))
+        var columns = [String]()
+        columns.reserveCapacity(ncols)
+        for c in 0..<ncols { columns.append(String(cString: PQfname(result, Int32(c)))) }
+        var rows = [[String?]]()
+        rows.reserveCapacity(nrows)
+        for r in 0..<nrows {
+            var row = [String?]()
+            row.reserveCapacity(ncols)
+            for c in 0..<ncols {
+                if PQgetisnull(result, Int32(r), Int32(c)) == 1 {
+                    row.append(nil)
+                } else {
+                    row.append(String(cString: PQgetvalue(result, Int32(r), Int32(c))))
+                }
+            }
+            rows.append(row)
+        }
+        let affected = Int(String(cString: PQcmdTuples(result))) ?? 0
+        return QueryResult(columns: columns, rows: rows, affectedRows: affected)
+    }
+}
+
+/// Calls `body` with a NULL-terminated C array of C strings that live only for the call.
+func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> R) -> R {
+    let buffers = strings.map { strdup($0) }
+    defer { buffers.forEach { free($0) } }
+    var pointers: [UnsafePointer<CChar>?] = buffers.map { $0.map { UnsafePointer<CChar>($0) } }
+    pointers.append(nil)
+    return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
+}
+
+extension String {
+    /// libpq messages end in newlines and sometimes span lines; logs want one line.
+    var trimmedLine: String {
+        split(whereSeparator: { $0 == "\n" || $0 == "\r" }).map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " ")
+    }
+}
