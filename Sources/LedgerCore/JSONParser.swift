@@ -1,0 +1,306 @@
+/// A strict RFC 8259 parser over raw bytes.
+///
+/// Stricter than most on purpose, because what it accepts is stored in
+/// PostgreSQL jsonb and read by auditors: it refuses invalid UTF-8, lone
+/// surrogates, `\u0000` (jsonb cannot hold it), duplicate object keys (two
+/// readers could pick different values), numbers PostgreSQL numeric cannot
+/// hold, nesting deeper than `maxDepth`, and anything after the value.
+public enum JSONParser {
+    public static let maxDepth = 64
+    /// Longest number literal accepted; amounts are far shorter.
+    public static let maxNumberLength = 256
+    /// Largest exponent magnitude accepted (PostgreSQL numeric holds about 131072 digits).
+    public static let maxExponent = 1000
+
+    public static func parse(_ bytes: [UInt8]) throws(JSONError) -> JSONValue {
+        let result: Result<JSONValue, JSONError> = bytes.withUnsafeBufferPointer { buf in
+            var reader = Reader(buf)
+            do throws(JSONError) {
+                return .success(try reader.document())
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
+    private struct Reader {
+        let b: UnsafeBufferPointer<UInt8>
+        var i = 0
+        var depth = 0
+
+        init(_ b: UnsafeBufferPointer<UInt8>) { self.b = b }
+
+        mutating func document() throws(JSONError) -> JSONValue {
+            skipSpace()
+            guard i < b.count else { throw JSONError(b.isEmpty ? .empty : .unexpectedEnd, at: i) }
+            let v = try value()
+            skipSpace()
+            guard i == b.count else { throw JSONError(.trailingData, at: i) }
+            return v
+        }
+
+        mutating func skipSpace() {
+            while i < b.count {
+                switch b[i] {
+                case 0x20, 0x09, 0x0a, 0x0d: i += 1
+                default: return
+                }
+            }
+        }
+
+        mutating func value() throws(JSONError) -> JSONValue {
+            guard i < b.count else { throw JSONError(.unexpectedEnd, at: i) }
+            switch b[i] {
+            case UInt8(ascii: "{"): return try object()
+            case UInt8(ascii: "["): return try array()
+            case UInt8(ascii: "\""): return .string(try string())
+            case UInt8(ascii: "t"): try literal("true"); return .bool(true)
+            case UInt8(ascii: "f"): try literal("false"); return .bool(false)
+            case UInt8(ascii: "n"): try literal("null"); return .null
+            case UInt8(ascii: "-"), 48...57: return .number(try number())
+            default:
+                if b[i] >= 0x80 { throw JSONError(validUTF8Length(at: i) == nil ? .invalidUTF8 : .unexpectedByte(b[i]), at: i) }
+                throw JSONError(.unexpectedByte(b[i]), at: i)
+            }
+        }
+
+        mutating func literal(_ word: StaticString) throws(JSONError) {
+            let n = word.utf8CodeUnitCount
+            let p = word.utf8Start
+            for k in 0..<n {
+                guard i + k < b.count else { throw JSONError(.unexpectedEnd, at: b.count) }
+                guard b[i + k] == p[k] else { throw JSONError(.unexpectedByte(b[i + k]), at: i + k) }
+            }
+            i += n
+        }
+
+        mutating func enter() throws(JSONError) {
+            depth += 1
+            if depth > JSONParser.maxDepth { throw JSONError(.tooDeep(limit: JSONParser.maxDepth), at: i) }
+        }
+
+        mutating func array() throws(JSONError) -> JSONValue {
+            try enter()
+            i += 1
+            var items = [JSONValue]()
+            skipSpace()
+            if i < b.count && b[i] == UInt8(ascii: "]") { i += 1; depth -= 1; return .array(items) }
+            while true {
+                skipSpace()
+                items.append(try value())
+                skipSpace()
+                guard i < b.count else { throw JSONError(.unexpectedEnd, at: i) }
+                if b[i] == UInt8(ascii: ",") { i += 1; continue }
+                if b[i] == UInt8(ascii: "]") { i += 1; break }
+                throw JSONError(.unexpectedByte(b[i]), at: i)
+            }
+            depth -= 1
+            return .array(items)
+        }
+
+        mutating func object() throws(JSONError) -> JSONValue {
+            try enter()
+            i += 1
+            var fields = [(String, JSONValue)]()
+            var seen: Set<String>? = nil
+            skipSpace()
+            if i < b.count && b[i] == UInt8(ascii: "}") { i += 1; depth -= 1; return .object(fields) }
+            while true {
+                skipSpace()
+                guard i < b.count else { throw JSONError(.unexpectedEnd, at: i) }
+                guard b[i] == UInt8(ascii: "\"") else { throw JSONError(.unexpectedByte(b[i]), at: i) }
+                let keyOffset = i
+                let key = try string()
+                // Linear scan while small (typical bodies), a set once objects grow.
+                if fields.count < 16 {
+                    for (k, _) in fields where k == key { throw JSONError(.duplicateKey(key), at: keyOffset) }
+                } else {
+                    if seen == nil { seen = Set(fields.map { $0.0 }) }
+                    if !seen!.insert(key).inserted { throw JSONError(.duplicateKey(key), at: keyOffset) }
+                }
+                skipSpace()
+                guard i < b.count else { throw JSONError(.unexpectedEnd, at: i) }
+                guard b[i] == UInt8(ascii: ":") else { throw JSONError(.unexpectedByte(b[i]), at: i) }
+                i += 1
+                skipSpace()
+                fields.append((key, try value()))
+                skipSpace()
+                guard i < b.count else { throw JSONError(.unexpectedEnd, at: i) }
+                if b[i] == UInt8(ascii: ",") { i += 1; continue }
+                if b[i] == UInt8(ascii: "}") { i += 1; break }
+                throw JSONError(.unexpectedByte(b[i]), at: i)
+            }
+            depth -= 1
+            return .object(fields)
+        }
+
+        mutating func number() throws(JSONError) -> String {
+            let start = i
+            if b[i] == UInt8(ascii: "-") { i += 1 }
+            guard i < b.count else { throw JSONError(.unexpectedEnd, at: i) }
+            if b[i] == 48 {
+                i += 1
+            } else if b[i] >= 49 && b[i] <= 57 {
+                while i < b.count && b[i] >= 48 && b[i] <= 57 { i += 1 }
+            } else {
+                throw JSONError(.invalidNumber, at: i)
+            }
+            if i < b.count && b[i] == UInt8(ascii: ".") {
+                i += 1
+                let fracStart = i
+                while i < b.count && b[i] >= 48 && b[i] <= 57 { i += 1 }
+                guard i > fracStart else { throw JSONError(i < b.count ? .invalidNumber : .unexpectedEnd, at: i) }
+            }
+            if i < b.count && (b[i] == UInt8(ascii: "e") || b[i] == UInt8(ascii: "E")) {
+                i += 1
+                if i < b.count && (b[i] == UInt8(ascii: "+") || b[i] == UInt8(ascii: "-")) { i += 1 }
+                let expStart = i
+                var exponent = 0
+                while i < b.count && b[i] >= 48 && b[i] <= 57 {
+                    if exponent <= JSONParser.maxExponent { exponent = exponent * 10 + Int(b[i] - 48) }
+                    i += 1
+                }
+                guard i > expStart else { throw JSONError(i < b.count ? .invalidNumber : .unexpectedEnd, at: i) }
+                if exponent > JSONParser.maxExponent { throw JSONError(.numberOutOfRange, at: start) }
+            }
+            if i - start > JSONParser.maxNumberLength { throw JSONError(.numberOutOfRange, at: start) }
+            return String(decoding: UnsafeBufferPointer(rebasing: b[start..<i]), as: UTF8.self)
+        }
+
+        /// Length of the valid UTF-8 sequence starting at `at` (a byte >= 0x80), or nil.
+        func validUTF8Length(at p: Int) -> Int? {
+            let c0 = b[p]
+            func cont(_ k: Int) -> UInt8? {
+                guard p + k < b.count, b[p + k] & 0xC0 == 0x80 else { return nil }
+                return b[p + k]
+            }
+            switch c0 {
+            case 0xC2...0xDF:
+                return cont(1) == nil ? nil : 2
+            case 0xE0...0xEF:
+                guard let c1 = cont(1), cont(2) != nil else { return nil }
+                if c0 == 0xE0 && c1 < 0xA0 { return nil }   // overlong
+                if c0 == 0xED && c1 > 0x9F { return nil }   // UTF-16 surrogates
+                return 3
+            case 0xF0...0xF4:
+                guard let c1 = cont(1), cont(2) != nil, cont(3) != nil else { return nil }
+                if c0 == 0xF0 && c1 < 0x90 { return nil }   // overlong
+                if c0 == 0xF4 && c1 > 0x8F { return nil }   // above U+10FFFF
+                return 4
+            default:
+                return nil
+            }
+        }
+
+        mutating func string() throws(JSONError) -> String {
+            i += 1
+            let start = i
+            // Fast path: no escapes, so the bytes are the string.
+            while i < b.count {
+                let c = b[i]
+                if c == UInt8(ascii: "\"") {
+                    let s = String(decoding: UnsafeBufferPointer(rebasing: b[start..<i]), as: UTF8.self)
+                    i += 1
+                    return s
+                }
+                if c == UInt8(ascii: "\\") { return try escapedString(from: start) }
+                if c < 0x20 { throw JSONError(.controlCharacterInString, at: i) }
+                if c < 0x80 { i += 1; continue }
+                guard let n = validUTF8Length(at: i) else { throw JSONError(.invalidUTF8, at: i) }
+                i += n
+            }
+            throw JSONError(.unexpectedEnd, at: i)
+        }
+
+        mutating func escapedString(from start: Int) throws(JSONError) -> String {
+            var out = [UInt8]()
+            out.reserveCapacity(i - start + 16)
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: b[start..<i]))
+            while i < b.count {
+                let c = b[i]
+                if c == UInt8(ascii: "\"") {
+                    i += 1
+                    return String(decoding: out, as: UTF8.self)
+                }
+                if c == UInt8(ascii: "\\") {
+                    guard i + 1 < b.count else { throw JSONError(.unexpectedEnd, at: b.count) }
+                    let e = b[i + 1]
+                    i += 2
+                    switch e {
+                    case UInt8(ascii: "\""): out.append(0x22)
+                    case UInt8(ascii: "\\"): out.append(0x5c)
+                    case UInt8(ascii: "/"): out.append(0x2f)
+                    case UInt8(ascii: "b"): out.append(0x08)
+                    case UInt8(ascii: "f"): out.append(0x0c)
+                    case UInt8(ascii: "n"): out.append(0x0a)
+                    case UInt8(ascii: "r"): out.append(0x0d)
+                    case UInt8(ascii: "t"): out.append(0x09)
+                    case UInt8(ascii: "u"):
+                        let escapeAt = i - 2
+                        var scalar = try hex4()
+                        if scalar == 0 { throw JSONError(.nulCharacter, at: escapeAt) }
+                        if scalar >= 0xD800 && scalar <= 0xDBFF {
+                            guard i + 1 < b.count, b[i] == UInt8(ascii: "\\"), b[i + 1] == UInt8(ascii: "u") else {
+                                throw JSONError(.loneSurrogate, at: escapeAt)
+                            }
+                            i += 2
+                            let low = try hex4()
+                            guard low >= 0xDC00 && low <= 0xDFFF else { throw JSONError(.loneSurrogate, at: escapeAt) }
+                            scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                        } else if scalar >= 0xDC00 && scalar <= 0xDFFF {
+                            throw JSONError(.loneSurrogate, at: escapeAt)
+                        }
+                        appendUTF8(scalar, to: &out)
+                    default:
+                        throw JSONError(.invalidEscape, at: i - 2)
+                    }
+                    continue
+                }
+                if c < 0x20 { throw JSONError(.controlCharacterInString, at: i) }
+                if c < 0x80 { out.append(c); i += 1; continue }
+                guard let n = validUTF8Length(at: i) else { throw JSONError(.invalidUTF8, at: i) }
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: b[i..<(i + n)]))
+                i += n
+            }
+            throw JSONError(.unexpectedEnd, at: i)
+        }
+
+        mutating func hex4() throws(JSONError) -> UInt32 {
+            guard i + 4 <= b.count else { throw JSONError(.unexpectedEnd, at: b.count) }
+            var v: UInt32 = 0
+            for k in 0..<4 {
+                let c = b[i + k]
+                let d: UInt32
+                switch c {
+                case 48...57: d = UInt32(c - 48)
+                case 65...70: d = UInt32(c - 55)
+                case 97...102: d = UInt32(c - 87)
+                default: throw JSONError(.invalidEscape, at: i + k)
+                }
+                v = v << 4 | d
+            }
+            i += 4
+            return v
+        }
+
+        func appendUTF8(_ s: UInt32, to out: inout [UInt8]) {
+            switch s {
+            case 0..<0x80:
+                out.append(UInt8(s))
+            case 0x80..<0x800:
+                out.append(UInt8(0xC0 | (s >> 6)))
+                out.append(UInt8(0x80 | (s & 0x3F)))
+            case 0x800..<0x10000:
+                out.append(UInt8(0xE0 | (s >> 12)))
+                out.append(UInt8(0x80 | ((s >> 6) & 0x3F)))
+                out.append(UInt8(0x80 | (s & 0x3F)))
+            default:
+                out.append(UInt8(0xF0 | (s >> 18)))
+                out.append(UInt8(0x80 | ((s >> 12) & 0x3F)))
+                out.append(UInt8(0x80 | ((s >> 6) & 0x3F)))
+                out.append(UInt8(0x80 | (s & 0x3F)))
+            }
+        }
+    }
+}

@@ -1,0 +1,94 @@
+/// Compact, deterministic JSON output: keys in the value's order, no spaces,
+/// and only escapes that PostgreSQL jsonb accepts.
+public enum JSONSerializer {
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
+    public static func bytes(_ value: JSONValue) -> [UInt8] {
+        var out = [UInt8]()
+        out.reserveCapacity(256)
+        write(value, to: &out)
+        return out
+    }
+
+    public static func string(_ value: JSONValue) -> String {
+        String(decoding: bytes(value), as: UTF8.self)
+    }
+
+    public static func write(_ value: JSONValue, to out: inout [UInt8]) {
+        switch value {
+        case .null: out.append(contentsOf: "null".utf8)
+        case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
+        case .number(let literal):
+            // Literals come from the parser or from integer constructors; anything
+            // else is written as a string so the output is always valid JSON.
+            if isValidNumberLiteral(literal) { out.append(contentsOf: literal.utf8) } else { writeString(literal, to: &out) }
+        case .string(let s): writeString(s, to: &out)
+        case .array(let items):
+            out.append(UInt8(ascii: "["))
+            for (n, item) in items.enumerated() {
+                if n > 0 { out.append(UInt8(ascii: ",")) }
+                write(item, to: &out)
+            }
+            out.append(UInt8(ascii: "]"))
+        case .object(let fields):
+            out.append(UInt8(ascii: "{"))
+            for (n, (k, v)) in fields.enumerated() {
+                if n > 0 { out.append(UInt8(ascii: ",")) }
+                writeString(k, to: &out)
+                out.append(UInt8(ascii: ":"))
+                write(v, to: &out)
+            }
+            out.append(UInt8(ascii: "}"))
+        }
+    }
+
+    /// Escapes `"`, `\` and control characters. A NUL that code (never the
+    /// parser, which refuses it) put in a string becomes U+FFFD, because jsonb
+    /// rejects `\u0000` and a stored payload must never fail to insert.
+    public static func writeString(_ s: String, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        for c in s.utf8 {
+            switch c {
+            case UInt8(ascii: "\""): out.append(0x5c); out.append(0x22)
+            case UInt8(ascii: "\\"): out.append(0x5c); out.append(0x5c)
+            case 0x0a: out.append(0x5c); out.append(UInt8(ascii: "n"))
+            case 0x0d: out.append(0x5c); out.append(UInt8(ascii: "r"))
+            case 0x09: out.append(0x5c); out.append(UInt8(ascii: "t"))
+            case 0x08: out.append(0x5c); out.append(UInt8(ascii: "b"))
+            case 0x0c: out.append(0x5c); out.append(UInt8(ascii: "f"))
+            case 0x00: out.append(contentsOf: [0xEF, 0xBF, 0xBD])
+            case 0x01..<0x20, 0x7f:
+                out.append(contentsOf: [0x5c, UInt8(ascii: "u"), 48, 48, hexDigits[Int(c >> 4)], hexDigits[Int(c & 0xf)]])
+            default: out.append(c)
+            }
+        }
+        out.append(UInt8(ascii: "\""))
+    }
+
+    /// JSON number grammar, with the parser's length and exponent limits.
+    static func isValidNumberLiteral(_ s: String) -> Bool {
+        let b = Array(s.utf8)
+        guard !b.isEmpty, b.count <= JSONParser.maxNumberLength else { return false }
+        var i = 0
+        if b[i] == UInt8(ascii: "-") { i += 1 }
+        guard i < b.count else { return false }
+        if b[i] == 48 { i += 1 } else if b[i] >= 49 && b[i] <= 57 {
+            while i < b.count && b[i] >= 48 && b[i] <= 57 { i += 1 }
+        } else { return false }
+        if i < b.count && b[i] == UInt8(ascii: ".") {
+            i += 1
+            let s = i
+            while i < b.count && b[i] >= 48 && b[i] <= 57 { i += 1 }
+            if i == s { return false }
+        }
+        if i < b.count && (b[i] == UInt8(ascii: "e") || b[i] == UInt8(ascii: "E")) {
+            i += 1
+            if i < b.count && (b[i] == UInt8(ascii: "+") || b[i] == UInt8(ascii: "-")) { i += 1 }
+            let s = i
+            var e = 0
+            while i < b.count && b[i] >= 48 && b[i] <= 57 { if e <= JSONParser.maxExponent { e = e * 10 + Int(b[i] - 48) }; i += 1 }
+            if i == s || e > JSONParser.maxExponent { return false }
+        }
+        return i == b.count
+    }
+}
