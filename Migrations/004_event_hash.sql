@@ -13,24 +13,24 @@ LANGUAGE sql IMMUTABLE STRICT AS $$
 $$;
 
 CREATE FUNCTION ledger.event_hash(
-    previous bytea, position bigint, event_id uuid, stream text, stream_version integer,
-    type text, source text, payload jsonb, raw bytea, metadata jsonb,
-    idempotency_key text, recorded_at timestamptz, observed_at timestamptz
+    p_previous bytea, p_position bigint, p_event_id uuid, p_stream text, p_stream_version integer,
+    p_type text, p_source text, p_payload jsonb, p_raw bytea, p_metadata jsonb,
+    p_idempotency_key text, p_recorded_at timestamptz, p_observed_at timestamptz
 ) RETURNS bytea
 LANGUAGE sql IMMUTABLE AS $$
     SELECT sha256(
-        previous
-        || int8send(position)
-        || ledger.field(event_id::text)
-        || ledger.field(stream)
-        || int4send(stream_version)
-        || ledger.field(type)
-        || ledger.field(source)
-        || ledger.field(payload::text)
-        || CASE WHEN raw IS NULL THEN int4send(-1) ELSE int4send(octet_length(raw)) || raw END
-        || ledger.field(metadata::text)
-        || ledger.field(idempotency_key)
-        || int8send(ledger.micros(recorded_at))
-        || int8send(ledger.micros(observed_at))
+        p_previous
+        || int8send(p_position)
+        || ledger.field(p_event_id::text)
+        || ledger.field(p_stream)
+        || int4send(p_stream_version)
+        || ledger.field(p_type)
+        || ledger.field(p_source)
+        || ledger.field(p_payload::text)
+        || CASE WHEN p_raw IS NULL THEN int4send(-1) ELSE int4send(octet_length(p_raw)) || p_raw END
+        || ledger.field(p_metadata::text)
+        || ledger.field(p_idempotency_key)
+        || int8send(ledger.micros(p_recorded_at))
+        || int8send(ledger.micros(p_observed_at))
     )
 $$;

@@ -19,7 +19,7 @@ CREATE FUNCTION ledger.append_events(batch jsonb)
 RETURNS TABLE (
     ordinal        integer,
     outcome        text,
-    position       bigint,
+    "position"     bigint,
     event_id       uuid,
     stream_version integer,
     recorded_at    timestamptz,
@@ -27,6 +27,7 @@ RETURNS TABLE (
     redeliveries   bigint
 )
 LANGUAGE plpgsql AS $$
+#variable_conflict use_column
 DECLARE
     head_position bigint;
     head_hash     bytea;
@@ -78,7 +79,7 @@ BEGIN
                                             raw, metadata, idempotency_key, recorded_at, observed_at, hash)
             VALUES (v_position, v_id, item->>'stream', v_version + 1, item->>'type', item->>'source', v_payload,
                     v_raw, v_metadata, item->>'key', now_recorded, v_observed, v_hash)
-            ON CONFLICT (idempotency_key) DO NOTHING;
+            ON CONFLICT ON CONSTRAINT events_idempotency_key_unique DO NOTHING;
             IF FOUND THEN
                 head_position := v_position;
                 head_hash := v_hash;
@@ -94,7 +95,7 @@ BEGIN
         IF existing.same THEN
             INSERT INTO ledger.redeliveries AS r (position, count, last_seen_at)
             VALUES (existing.position, 1, now_recorded)
-            ON CONFLICT (position) DO UPDATE SET count = r.count + 1, last_seen_at = excluded.last_seen_at;
+            ON CONFLICT ON CONSTRAINT redeliveries_pkey DO UPDATE SET count = r.count + 1, last_seen_at = excluded.last_seen_at;
             RETURN QUERY SELECT n, 'duplicate'::text, existing.position, existing.event_id, existing.stream_version,
                                 existing.recorded_at, existing.hash,
                                 (SELECT r.count FROM ledger.redeliveries r WHERE r.position = existing.position);

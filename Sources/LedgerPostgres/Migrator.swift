@@ -87,16 +87,14 @@ public struct Migrator: Sendable {
         // Serialize concurrent `ledger migrate` runs.
         try connection.query("SELECT pg_advisory_lock(7413002)")
         defer { _ = try? connection.query("SELECT pg_advisory_unlock(7413002)") }
-        for statement in Self.bootstrap.components(separatedBy: ";\n") {
-            try connection.query(statement)
-        }
+        try connection.executeScript(Self.bootstrap)
         let applied = try appliedChecksums(connection)
         try checkUnchanged(applied)
         var done: [String] = []
         for migration in migrations where applied[migration.name] == nil {
             do {
                 try connection.transaction { tx in
-                    try tx.query(migration.sql)
+                    try tx.executeScript(migration.sql)
                     try tx.query("INSERT INTO ledger.schema_migrations (name, checksum) VALUES ($1, $2)",
                                  [.text(migration.name), .text(migration.checksum)])
                 }

@@ -40,6 +40,8 @@ public final class PostgresConnection: @unchecked Sendable {
             PQfinish(pointer)
             throw PostgresError.connectionFailed(message)
         }
+        // Server NOTICEs ("already exists, skipping") are not errors; keep them off stderr.
+        PQsetNoticeProcessor(pointer, { _, _ in }, nil)
         let setup = PQexec(pointer, "SET bytea_output = 'hex'; SET TIME ZONE 'UTC'; SET DateStyle = 'ISO'")
         PQclear(setup)
         return pointer
@@ -66,6 +68,19 @@ public final class PostgresConnection: @unchecked Sendable {
         let result = try execute(conn, sql, parameters)
         defer { PQclear(result) }
         return Self.read(result)
+    }
+
+    /// Runs a script of several statements with no parameters (migrations only:
+    /// the simple query protocol; never pass values this way).
+    public func executeScript(_ sql: String) throws {
+        if !inTransaction { try reconnectIfNeeded() }
+        guard let conn else { throw PostgresError.connectionLost("no connection") }
+        guard let result = PQexec(conn, sql) else { throw lostOrFailed(conn) }
+        defer { PQclear(result) }
+        let status = PQresultStatus(result)
+        if status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK && status != PGRES_EMPTY_QUERY {
+            throw Self.error(from: result, conn: conn)
+        }
     }
 
     /// Runs `body` inside BEGIN/COMMIT; rolls back when it throws.

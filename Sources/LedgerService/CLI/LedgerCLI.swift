@@ -1,0 +1,93 @@
+import Foundation
+import LedgerCore
+import LedgerPostgres
+
+/// The `ledger` command: dispatches to one subcommand, turns every error into
+/// one line on stderr and an exit code (2 for configuration and an unreachable
+/// database, 1 for a failed verification, 64 for a usage mistake).
+public struct LedgerCLI {
+    public let environment: [String: String]
+    public let executablePath: String
+    public var output: (String) -> Void = { print($0) }
+
+    public init(environment: [String: String], executablePath: String) {
+        self.environment = environment
+        self.executablePath = executablePath
+    }
+
+    static let usage = """
+        usage: ledger <command> [options]
+
+          migrate [--status]                      apply Migrations/*.sql, or list applied and pending
+          serve                                   HTTP server, projections and the poller
+          token create --role R --name N [--ttl 30d]   print a new token on its last line
+          token list | token revoke NAME          manage tokens
+          replay --order NO [--as-of TIME] [--json]    an order's history, event by event
+          verify                                  check the hash chain and the read models
+          rebuild                                 rebuild the read models from the events
+          export orders|events --from T --to T [--format csv|jsonl] [--out FILE]
+          poll --once                             one pass of the poller
+
+        Configuration comes from the environment (DATABASE_URL, LEDGER_*); see README.md.
+        Every command takes --help.
+        """
+
+    public func run(_ arguments: [String]) -> Int32 {
+        do {
+            guard let command = arguments.first, command != "--help", command != "-h", command != "help" else {
+                output(Self.usage)
+                return arguments.isEmpty ? 64 : 0
+            }
+            let rest = Array(arguments.dropFirst())
+            switch command {
+            case "migrate": try MigrateCommand(cli: self).run(rest)
+            case "token": try TokenCommand(cli: self).run(rest)
+            case "verify": return try VerifyCommand(cli: self).run(rest)
+            default:
+                if let extra = extraCommands[command] { return try extra(self, rest) }
+                throw CLIError.usage("unknown command \(command)")
+            }
+            return 0
+        } catch {
+            let (message, code) = Self.describe(error)
+            FileHandle.standardError.write(Data(("ledger: " + message + "\n").utf8))
+            return code
+        }
+    }
+
+    /// Commands registered by later layers (serve, replay, export...).
+    public var extraCommands: [String: (LedgerCLI, [String]) throws -> Int32] = [:]
+
+    static func describe(_ error: Error) -> (String, Int32) {
+        switch error {
+        case let e as CLIError: return (e.description, e.exitCode)
+        case let e as ConfigurationError: return (e.description, 2)
+        case let e as PostgresError:
+            switch e {
+            case .invalidConnectionString, .connectionFailed, .connectionLost, .poolExhausted: return (e.description, 2)
+            default: return (e.description, 1)
+            }
+        case let e as MigrationError: return (e.description, 1)
+        case let e as TokenStoreError: return (e.description, 1)
+        default: return (String(describing: error), 1)
+        }
+    }
+
+    // MARK: shared helpers for commands
+
+    func configuration() throws -> LedgerConfiguration {
+        try LedgerConfiguration.fromEnvironment(environment)
+    }
+
+    /// A single connection for a one-shot command; reports an unreachable server plainly.
+    func connect() throws -> PostgresConnection {
+        try PostgresConnection(connectionString: configuration().databaseURL)
+    }
+
+    func migrator() throws -> Migrator {
+        guard let dir = Migration.locateDirectory(environment: environment, executablePath: executablePath) else {
+            throw CLIError.failed("cannot find the Migrations/ directory: run from the project folder or set LEDGER_MIGRATIONS", exitCode: 2)
+        }
+        return Migrator(migrations: try Migration.load(from: dir))
+    }
+}

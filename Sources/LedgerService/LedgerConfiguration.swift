@@ -1,0 +1,67 @@
+import Foundation
+import LedgerPostgres
+
+/// Everything the service reads from its environment, as one value built in
+/// one place and passed down. Secrets live here and nowhere near the logger.
+public struct LedgerConfiguration: Sendable {
+    public var databaseURL: String
+    public var listenHost: String
+    public var listenPort: Int
+    public var web3APIKeys: [String]
+    public var web3APIBase: String?
+    public var banxaAPIKey: String?
+    public var banxaAPISecrets: [String]
+    public var signatureToleranceSeconds: Int64
+    public var maxBodyBytes: Int
+
+    public var database: DatabaseConfiguration { DatabaseConfiguration(connectionString: databaseURL) }
+
+    /// Reads the variables of operations.md; throws a `ConfigurationError` naming the bad one.
+    public static func fromEnvironment(_ env: [String: String]) throws -> LedgerConfiguration {
+        guard let url = env["DATABASE_URL"], !url.isEmpty else {
+            throw ConfigurationError.missing("DATABASE_URL", hint: "a libpq connection string or URI; Ops/run sets one up")
+        }
+        let listen = env["LEDGER_LISTEN"] ?? "127.0.0.1:8080"
+        guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]),
+              (0...65535).contains(port) else {
+            throw ConfigurationError.invalid("LEDGER_LISTEN", value: listen, hint: "address:port, for example 127.0.0.1:8080")
+        }
+        let tolerance = try integer(env, "LEDGER_SIGNATURE_TOLERANCE", default: 300, range: 1...86_400)
+        let maxBody = try integer(env, "LEDGER_MAX_BODY", default: 1_048_576, range: 1...(64 << 20))
+        return LedgerConfiguration(
+            databaseURL: url,
+            listenHost: String(listen[..<colon]),
+            listenPort: port,
+            web3APIKeys: list(env["LEDGER_WEB3_API_KEYS"]),
+            web3APIBase: env["LEDGER_WEB3_API_BASE"].flatMap { $0.isEmpty ? nil : $0 },
+            banxaAPIKey: env["LEDGER_BANXA_API_KEY"].flatMap { $0.isEmpty ? nil : $0 },
+            banxaAPISecrets: list(env["LEDGER_BANXA_API_SECRETS"]),
+            signatureToleranceSeconds: Int64(tolerance),
+            maxBodyBytes: maxBody)
+    }
+
+    private static func list(_ value: String?) -> [String] {
+        (value ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
+
+    private static func integer(_ env: [String: String], _ name: String, default value: Int, range: ClosedRange<Int>) throws -> Int {
+        guard let text = env[name], !text.isEmpty else { return value }
+        guard let n = Int(text), range.contains(n) else {
+            throw ConfigurationError.invalid(name, value: text, hint: "a whole number from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return n
+    }
+}
+
+/// A configuration mistake, named so the operator can fix it.
+public enum ConfigurationError: Error, CustomStringConvertible {
+    case missing(String, hint: String)
+    case invalid(String, value: String, hint: String)
+
+    public var description: String {
+        switch self {
+        case .missing(let name, let hint): return "\(name) is not set: \(hint)"
+        case .invalid(let name, let value, let hint): return "\(name)=\(value) is not valid: \(hint)"
+        }
+    }
+}
