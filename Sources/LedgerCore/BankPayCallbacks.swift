@@ -1,0 +1,66 @@
+/// The BankPay ACH SDK's callback dictionaries, as an app relays them (seed 003).
+///
+/// The callback name is one of `bankAccountAdded` (enrollment flow only),
+/// `acceptedTransactionIntentServiceFee` (transaction flow only), `close`, or
+/// `error`; `onSuccess` is also accepted and resolved by the dictionary's
+/// `type`, and `onError` / `enrollmentError` mean `error`. The payload is the
+/// dictionary as the SDK passed it, kept whole after its shape is checked.
+public enum BankPayCallbacks {
+    public static let provider = "bankpay"
+    public static let bankAccountAdded = "bankAccountAdded"
+    public static let acceptedServiceFee = "acceptedTransactionIntentServiceFee"
+    public static let close = "close"
+    public static let error = "error"
+
+    public enum Flow: Sendable { case enrollment, transaction }
+
+    /// Returns the canonical callback name and the checked payload.
+    public static func normalize(callback: String, payload: JSONValue?, flow: Flow) throws(CoreError) -> (callback: String, payload: JSONValue) {
+        let p = (payload == nil || payload!.isNull) ? JSONValue.object([]) : payload!
+        let f = try FieldReader(p, what: "BankPay callback dictionary")
+        let type = try f.optionalString("type", maxLength: 128)
+        var name = callback
+        switch callback {
+        case "onSuccess":
+            guard let type else { throw .callbackPayloadMismatch("onSuccess needs the dictionary's \"type\"") }
+            name = type
+        case "onError", "enrollmentError":
+            name = error
+        default:
+            break
+        }
+        switch name {
+        case bankAccountAdded:
+            guard flow == .enrollment else { throw .unknownCallback(provider: provider, callback: name) }
+            try expectType(type, name)
+            guard case .object? = f.value("data"), let id = try FieldReader(f.value("data")!, what: "data").optionalText("intent_id") else {
+                throw .callbackPayloadMismatch("bankAccountAdded needs data.intent_id")
+            }
+            _ = id
+        case acceptedServiceFee:
+            guard flow == .transaction else { throw .unknownCallback(provider: provider, callback: name) }
+            try expectType(type, name)
+            guard case .object? = f.value("data"),
+                  try FieldReader(f.value("data")!, what: "data").optionalText("transactionIntentId") != nil else {
+                throw .callbackPayloadMismatch("acceptedTransactionIntentServiceFee needs data.transactionIntentId")
+            }
+        case close:
+            try expectType(type, name)
+        case error:
+            guard try f.optionalString("error", maxLength: 256) != nil else {
+                throw .callbackPayloadMismatch("an error callback needs an \"error\" code such as \"declined\"")
+            }
+            _ = try f.optionalString("message", maxLength: 4096)
+            if let errors = f.value("errors"), case .object = errors {} else if f.has("errors") {
+                throw .callbackPayloadMismatch("\"errors\" must be an object")
+            }
+        default:
+            throw .unknownCallback(provider: provider, callback: callback)
+        }
+        return (name, p)
+    }
+
+    private static func expectType(_ type: String?, _ name: String) throws(CoreError) {
+        if let type, type != name { throw .callbackPayloadMismatch("the dictionary's type \(CoreError.quote(type)) is not \(name)") }
+    }
+}

@@ -1,0 +1,154 @@
+/// What a Banxa order status means to the lifecycle.
+public enum BanxaStatusMeaning: Sendable, Hashable {
+    case status(OrderStatus)
+    /// `refunded`: an adjustment, never a status change (lifecycle.md).
+    case refund
+}
+
+/// The Banxa on-ramp's webhook (providers.md, seed 000).
+///
+/// `Authorization: Bearer API_KEY:SIGNATURE:NONCE`, SIGNATURE = lowercase hex
+/// HMAC-SHA256(secret, "POST\n" + path + "\n" + NONCE + "\n" + raw body), NONCE
+/// a Unix time in milliseconds or microseconds.
+public enum BanxaWebhook {
+    public static let provider = "banxa"
+    public static let path = "/v1/webhooks/banxa"
+    public static let defaultToleranceSeconds: Int64 = 300
+
+    /// The status table of providers.md. Matching ignores case, `_`, `-` and
+    /// spaces, so "PAYMENT_RECEIVED" reads like "paymentReceived".
+    public static func meaning(of status: String) -> BanxaStatusMeaning? {
+        var key = ""
+        for c in status.lowercased().unicodeScalars where c != "_" && c != "-" && c != " " { key.unicodeScalars.append(c) }
+        switch key {
+        case "pendingpayment": return .status(.awaitingPayment)
+        case "waitingpayment", "inprogress": return .status(.confirming)
+        case "paymentreceived", "cryptotransferred", "cointransferred": return .status(.paid)
+        case "complete": return .status(.completed)
+        case "expired", "cancelled", "declined": return .status(.expired)
+        case "extraverification": return .status(.manualReview)
+        case "refunded": return .refund
+        default: return nil
+        }
+    }
+
+    /// The signature Banxa computes (lowercase hex); for tests and tooling.
+    public static func signature(secret: String, path: String = path, nonce: String, body: [UInt8]) -> String {
+        Hex.encode(Crypto.hmacSHA256(key: Array(secret.utf8), message: message(path: path, nonce: nonce, body: body)))
+    }
+
+    static func message(path: String, nonce: String, body: [UInt8]) -> [UInt8] {
+        var m = Array("POST\n".utf8)
+        m.append(contentsOf: path.utf8)
+        m.append(0x0a)
+        m.append(contentsOf: nonce.utf8)
+        m.append(0x0a)
+        m.append(contentsOf: body)
+        return m
+    }
+
+    /// Checks the Authorization header: the configured API key, the signature
+    /// with any of `secrets`, and the nonce's time window.
+    public static func verify(headers: [String: String], body: [UInt8], apiKey: String, secrets: [String],
+                              path: String = path, now: Timestamp,
+                              toleranceSeconds: Int64 = defaultToleranceSeconds) throws(CoreError) -> WebhookVerification {
+        guard let auth = WebhookAuth.header(headers, "authorization"), !auth.isEmpty else {
+            throw .missingSignature(header: "Authorization")
+        }
+        let utf8 = Array(auth.utf8)
+        guard utf8.count > 7, String(decoding: utf8[0..<7], as: UTF8.self).lowercased() == "bearer " else {
+            throw .malformedSignature("the Authorization header must be 'Bearer KEY:SIGNATURE:NONCE'")
+        }
+        let credentials = String(decoding: utf8[7...], as: UTF8.self)
+        // Split from the right: the key is whatever precedes the last two colons.
+        let parts = credentials.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count >= 3 else {
+            throw .malformedSignature("the Authorization header must be 'Bearer KEY:SIGNATURE:NONCE'")
+        }
+        let nonce = String(parts[parts.count - 1])
+        let sigText = String(parts[parts.count - 2])
+        let key = parts[0..<(parts.count - 2)].joined(separator: ":")
+        let signature = try WebhookAuth.signatureBytes(sigText)
+        let signedAt = try parseNonce(nonce)
+        guard Crypto.constantTimeEqual(Array(key.utf8), Array(apiKey.utf8)) else { throw .unknownAPIKey }
+        let index = try WebhookAuth.matchKey(secrets, signature: signature, message: message(path: path, nonce: nonce, body: body))
+        try WebhookAuth.checkWindow(signedAt, now: now, toleranceSeconds: toleranceSeconds)
+        return WebhookVerification(keyIndex: index, keyId: WebhookAuth.keyId(secrets[index]), signedAt: signedAt)
+    }
+
+    /// Milliseconds (13 digits) or microseconds (16 digits) since the epoch.
+    public static func parseNonce(_ text: String) throws(CoreError) -> Timestamp {
+        guard let n = WebhookAuth.digits(text) else { throw .malformedTimestamp(text) }
+        switch text.utf8.count {
+        case 13: return Timestamp(microseconds: n * 1_000)
+        case 16: return Timestamp(microseconds: n)
+        default: throw .malformedTimestamp(text)
+        }
+    }
+
+    /// Maps a verified body to a status observation, or to an adjustment for `refunded`.
+    public static func event(body: [UInt8], verification: WebhookVerification, receivedAt: Timestamp) throws(CoreError) -> LedgerEvent {
+        let (value, f) = try FieldReader.parseObject(body, what: "webhook body")
+        return try BanxaMapping.event(f, body: value, source: .webhook, observedAt: nil, receivedAt: receivedAt,
+                                      idempotencyKey: WebhookAuth.bodyKey(provider, body), keyId: verification.keyId)
+    }
+
+    /// Verify then map: the one call the webhook endpoint needs.
+    public static func ingest(headers: [String: String], body: [UInt8], apiKey: String, secrets: [String],
+                              path: String = path, now: Timestamp,
+                              toleranceSeconds: Int64 = defaultToleranceSeconds) throws(CoreError) -> (verification: WebhookVerification, event: LedgerEvent) {
+        let v = try verify(headers: headers, body: body, apiKey: apiKey, secrets: secrets, path: path, now: now,
+                           toleranceSeconds: toleranceSeconds)
+        return (v, try event(body: body, verification: v, receivedAt: now))
+    }
+}
+
+/// Banxa order fields (v2 webhook body, or an order the merchant fetched) to events.
+enum BanxaMapping {
+    static func event(_ f: FieldReader, body: JSONValue, source: EventSource, observedAt given: Timestamp?,
+                      receivedAt: Timestamp, idempotencyKey: String, keyId: String?,
+                      orderNo: MerchantOrderNo? = nil) throws(CoreError) -> LedgerEvent {
+        let no: MerchantOrderNo
+        if let orderNo {
+            no = orderNo
+            if let named = try f.optionalText("external_id"), named != orderNo.value {
+                throw .orderReferenceMismatch(path: orderNo.value, body: named)
+            }
+        } else {
+            no = try f.merchantOrderNo("external_id")
+        }
+        let statusText = try f.string("status", maxLength: 64)
+        guard let meaning = BanxaWebhook.meaning(of: statusText) else { throw .unknownBanxaStatus(statusText) }
+        // status_date comes without a zone ("2024-01-31 12:48:36"): read as UTC. The raw
+        // string stays in the body. An unreadable date falls back to updated_at, then
+        // to the receipt time, rather than losing a signed delivery.
+        var observedAt = receivedAt
+        if let given {
+            observedAt = given
+        } else if let s = try f.optionalString("status_date", maxLength: 64), let t = Timestamp.parse(s, lenient: true) {
+            observedAt = t
+        } else if let s = try f.optionalString("updated_at", maxLength: 64), let t = Timestamp.parse(s, lenient: true) {
+            observedAt = t
+        }
+        let cryptoAmount = try f.optionalAmount("crypto_amount")
+        let fiatAmount = try f.optionalAmount("fiat_amount")
+        let coin = try f.optionalString("crypto_coin", maxLength: 64)
+        let fiat = try f.optionalString("fiat_currency", maxLength: 64)
+        let orderId = try f.optionalText("order_id")
+        switch meaning {
+        case .status(let status):
+            return .observed(StatusObservation(
+                merchantOrderNo: no, provider: BanxaWebhook.provider, source: source, status: status,
+                providerStatus: statusText, observedAt: observedAt, amount: cryptoAmount, asset: coin,
+                fiatAmount: fiatAmount, fiatCurrency: fiat, txHash: try f.optionalText("transaction_hash"),
+                providerOrderId: orderId, keyId: keyId, body: body, idempotencyKey: idempotencyKey))
+        case .refund:
+            // A card or bank refund returns fiat, so the fiat amount is the refund's amount.
+            return .adjustment(Adjustment(
+                merchantOrderNo: no, provider: BanxaWebhook.provider, source: source, kind: "refund",
+                amount: fiatAmount ?? cryptoAmount, asset: fiatAmount != nil ? fiat : coin,
+                providerStatus: statusText, observedAt: observedAt, providerOrderId: orderId, keyId: keyId,
+                body: body, idempotencyKey: idempotencyKey))
+        }
+    }
+}

@@ -1,0 +1,118 @@
+/// Parsers for the ingest API's order requests (http-api.md), producing canonical events.
+public enum OrderRequests {
+    /// `POST /v1/orders`: `{merchantOrderNo, provider, amount, asset, chainId?, tokenId?,
+    /// fiatCurrency?, fiatAmount?, externalCustomerId?, providerOrderId?, providerResponse?}`.
+    public static func registration(body: [UInt8], receivedAt: Timestamp) throws(CoreError) -> OrderRegistration {
+        let (_, f) = try FieldReader.parseObject(body, what: "request body")
+        let no = try f.merchantOrderNo("merchantOrderNo")
+        let provider = try f.provider()
+        let response = f.value("providerResponse")
+        var providerOrderId = try f.optionalText("providerOrderId")
+        // web3's createOrder response names the gateway's order number.
+        if providerOrderId == nil, provider == Web3Webhook.provider, let r = response, case .object = r {
+            providerOrderId = r["orderNo"]?.scalarText
+        }
+        let fiatAmount = try f.optionalAmount("fiatAmount")
+        let fiatCurrency = try f.optionalString("fiatCurrency", maxLength: 16)
+        return OrderRegistration(
+            merchantOrderNo: no, provider: provider, amount: try f.amount("amount"), asset: try f.string("asset", maxLength: 64),
+            chainId: try f.optionalText("chainId", maxLength: 64), tokenId: try f.optionalText("tokenId", maxLength: 64),
+            fiatCurrency: fiatCurrency, fiatAmount: fiatAmount,
+            externalCustomerId: try f.optionalString("externalCustomerId", maxLength: 256),
+            providerOrderId: providerOrderId, providerResponse: response, registeredAt: receivedAt)
+    }
+
+    /// `POST /v1/orders/{no}/observations`: `{provider, response, observedAt?}`, a
+    /// provider query result the merchant backend fetched. web3 and banxa responses
+    /// are mapped by their adapters (a Banxa `refunded` gives an adjustment); any other
+    /// provider's response must carry `status` 1-6.
+    public static func observation(merchantOrderNo: MerchantOrderNo, body: [UInt8], receivedAt: Timestamp) throws(CoreError) -> LedgerEvent {
+        let (_, f) = try FieldReader.parseObject(body, what: "request body")
+        let provider = try f.provider()
+        guard let response = f.value("response") else { throw .missingField("response") }
+        guard case .object = response else { throw .notAnObject(what: "response") }
+        let given = try f.optionalTimestamp("observedAt")
+        return try QueryObservation.map(provider: provider, merchantOrderNo: merchantOrderNo, response: response,
+                                        observedAt: given, receivedAt: receivedAt)
+    }
+
+    /// `POST /v1/orders/{no}/corrections`: `{status, reason, correctionId?}` from an auditor.
+    /// The idempotency key is `operator:` + the correctionId (a UUID the caller may send to
+    /// make retries safe) or else `uniqueId`, which the caller must make unique (a request id).
+    public static func correction(merchantOrderNo: MerchantOrderNo, body: [UInt8], actor: String, uniqueId: String,
+                                  receivedAt: Timestamp) throws(CoreError) -> StatusObservation {
+        let (_, f) = try FieldReader.parseObject(body, what: "request body")
+        guard let statusValue = f.value("status") else { throw .missingField("status") }
+        let status = try OrderStatus.parse(statusValue)
+        let reason = try f.string("reason", maxLength: 2000)
+        var key = uniqueId
+        if let id = try f.optionalString("correctionId", maxLength: 36) {
+            guard let uuid = UUIDText.canonical(id) else { throw .invalidField(name: "correctionId", reason: "it must be a UUID") }
+            key = uuid
+        }
+        let provider = try f.has("provider") ? f.provider() : "operator"
+        return StatusObservation(
+            merchantOrderNo: merchantOrderNo, provider: provider, source: .operator, status: status,
+            providerStatus: "correction", observedAt: receivedAt, actor: actor, reason: reason,
+            idempotencyKey: "operator:" + merchantOrderNo.stream + ":" + key)
+    }
+}
+
+/// Query observations: the poller's results and those the merchant backend reports.
+public enum QueryObservation {
+    /// Maps a provider's query response. `observedAt` defaults to the provider's own
+    /// time where the response has one (Banxa status_date), else `receivedAt`.
+    public static func map(provider: String, merchantOrderNo: MerchantOrderNo, response: JSONValue,
+                           observedAt given: Timestamp?, receivedAt: Timestamp) throws(CoreError) -> LedgerEvent {
+        switch provider {
+        case Web3Webhook.provider:
+            return .observed(try Web3Query.observation(merchantOrderNo: merchantOrderNo, response: response,
+                                                       observedAt: given ?? receivedAt))
+        case BanxaWebhook.provider:
+            // Banxa's API wraps an order as {data: {order: {...}}}; accept it bare too.
+            var order = response
+            if let data = response["data"] { order = data["order"] ?? data }
+            let f = try FieldReader(order, what: "Banxa order")
+            // A backend that already mapped the status sends it as a number 1-6.
+            if case .number? = f.value("status") {
+                return .observed(try GenericQuery.observation(provider: provider, merchantOrderNo: merchantOrderNo,
+                                                              response: order, observedAt: given ?? receivedAt))
+            }
+            // The key hashes the response with the time it was fetched or received.
+            let keyTime = given ?? receivedAt
+            return try BanxaMapping.event(f, body: response, source: .query, observedAt: given, receivedAt: receivedAt,
+                                          idempotencyKey: QueryKey.make(provider, response, keyTime), keyId: nil,
+                                          orderNo: merchantOrderNo)
+        default:
+            return .observed(try GenericQuery.observation(provider: provider, merchantOrderNo: merchantOrderNo,
+                                                          response: response, observedAt: given ?? receivedAt))
+        }
+    }
+}
+
+/// Any provider without an adapter: the response gives the canonical `status` (1-6)
+/// directly; optional `providerStatus` (or `statusText`), `amount`, `asset`,
+/// `fiatAmount`, `fiatCurrency`, `txHash`, `providerOrderId` (or `orderNo`). The whole
+/// response is kept.
+public enum GenericQuery {
+    public static func observation(provider: String, merchantOrderNo: MerchantOrderNo, response: JSONValue,
+                                   observedAt: Timestamp) throws(CoreError) -> StatusObservation {
+        let f = try FieldReader(response, what: "response")
+        guard let statusValue = f.value("status") else { throw .missingField("status") }
+        let status = try OrderStatus.parse(statusValue)
+        if let named = f.value("merchantOrderNo"), named.scalarText != merchantOrderNo.value {
+            throw .orderReferenceMismatch(path: merchantOrderNo.value, body: named.scalarText ?? JSONSerializer.string(named))
+        }
+        var providerStatus = try f.optionalText("providerStatus", maxLength: 128)
+        if providerStatus == nil { providerStatus = try f.optionalText("statusText", maxLength: 128) }
+        var orderId = try f.optionalText("providerOrderId")
+        if orderId == nil { orderId = try f.optionalText("orderNo") }
+        return StatusObservation(
+            merchantOrderNo: merchantOrderNo, provider: provider, source: .query, status: status,
+            providerStatus: providerStatus ?? statusValue.scalarText, observedAt: observedAt,
+            amount: try f.optionalAmount("amount"), asset: try f.optionalString("asset", maxLength: 64),
+            fiatAmount: try f.optionalAmount("fiatAmount"), fiatCurrency: try f.optionalString("fiatCurrency", maxLength: 16),
+            txHash: try f.optionalText("txHash"), providerOrderId: orderId, body: response,
+            idempotencyKey: QueryKey.make(provider, response, observedAt))
+    }
+}

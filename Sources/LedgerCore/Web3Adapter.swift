@@ -1,0 +1,110 @@
+/// The web3 crypto gateway's webhook (providers.md, seed 002).
+///
+/// Signature: lowercase hex HMAC-SHA256(key = API key as UTF-8, message =
+/// `X-Pay-Timestamp` value followed directly by the raw body).
+public enum Web3Webhook {
+    public static let provider = "web3"
+    public static let signatureHeader = "x-pay-signature"
+    public static let timestampHeader = "x-pay-timestamp"
+    public static let defaultToleranceSeconds: Int64 = 300
+
+    /// The signature a sender computes (lowercase hex); for tests and tooling.
+    public static func signature(key: String, timestamp: String, body: [UInt8]) -> String {
+        Hex.encode(Crypto.hmacSHA256(key: Array(key.utf8), message: Array(timestamp.utf8) + body))
+    }
+
+    /// Checks headers, signature (any of `keys`) and the time window. `headers` are keyed by lowercased name.
+    public static func verify(headers: [String: String], body: [UInt8], keys: [String], now: Timestamp,
+                              toleranceSeconds: Int64 = defaultToleranceSeconds) throws(CoreError) -> WebhookVerification {
+        guard let sigText = WebhookAuth.header(headers, signatureHeader), !sigText.isEmpty else {
+            throw .missingSignature(header: "X-Pay-Signature")
+        }
+        guard let tsText = WebhookAuth.header(headers, timestampHeader), !tsText.isEmpty else {
+            throw .missingTimestamp(header: "X-Pay-Timestamp")
+        }
+        let signature = try WebhookAuth.signatureBytes(sigText)
+        let signedAt = try parseTimestamp(tsText)
+        var message = Array(tsText.utf8)
+        message.append(contentsOf: body)
+        let index = try WebhookAuth.matchKey(keys, signature: signature, message: message)
+        try WebhookAuth.checkWindow(signedAt, now: now, toleranceSeconds: toleranceSeconds)
+        return WebhookVerification(keyIndex: index, keyId: WebhookAuth.keyId(keys[index]), signedAt: signedAt)
+    }
+
+    /// Unix seconds (up to 11 digits) or milliseconds (exactly 13 digits).
+    public static func parseTimestamp(_ text: String) throws(CoreError) -> Timestamp {
+        guard let n = WebhookAuth.digits(text) else { throw .malformedTimestamp(text) }
+        switch text.utf8.count {
+        case 13: return Timestamp(microseconds: n * 1_000)
+        case 1...11: return Timestamp(seconds: n)
+        default: throw .malformedTimestamp(text)
+        }
+    }
+
+    /// Maps a verified body to a status observation (observedAt = the signed time).
+    public static func observation(body: [UInt8], verification: WebhookVerification) throws(CoreError) -> StatusObservation {
+        let (value, f) = try FieldReader.parseObject(body, what: "webhook body")
+        var o = try Web3Mapping.observation(f, body: value, source: .webhook, observedAt: verification.signedAt,
+                                            idempotencyKey: WebhookAuth.bodyKey(provider, body))
+        o.keyId = verification.keyId
+        return o
+    }
+
+    /// Verify then map: the one call the webhook endpoint needs.
+    public static func ingest(headers: [String: String], body: [UInt8], keys: [String], now: Timestamp,
+                              toleranceSeconds: Int64 = defaultToleranceSeconds) throws(CoreError) -> (verification: WebhookVerification, event: LedgerEvent) {
+        let v = try verify(headers: headers, body: body, keys: keys, now: now, toleranceSeconds: toleranceSeconds)
+        return (v, .observed(try observation(body: body, verification: v)))
+    }
+}
+
+/// The web3 gateway's queryOrder response `{code, status, statusText, txHash, ...}`.
+public enum Web3Query {
+    /// Maps a response (code 0) to a query observation of `merchantOrderNo`.
+    public static func observation(merchantOrderNo: MerchantOrderNo, response: JSONValue, observedAt: Timestamp) throws(CoreError) -> StatusObservation {
+        let top = try FieldReader(response, what: "query response")
+        guard let codeValue = top.value("code") else { throw .missingField("code") }
+        let code = codeValue.scalarText ?? JSONSerializer.string(codeValue)
+        guard code == "0" else { throw .providerQueryFailed(code: code, message: try? top.optionalString("msg")) }
+        // Some gateways wrap the order in `data`; accept both shapes.
+        var f = top
+        if !top.has("status"), let data = top.value("data"), case .object = data { f = try FieldReader(data, what: "query response data") }
+        if let named = f.value("merchantOrderNo") {
+            let text = named.scalarText ?? ""
+            if text != merchantOrderNo.value { throw .orderReferenceMismatch(path: merchantOrderNo.value, body: text) }
+        }
+        return try Web3Mapping.observation(f, body: response, source: .query, observedAt: observedAt,
+                                           idempotencyKey: QueryKey.make(Web3Webhook.provider, response, observedAt),
+                                           orderNo: merchantOrderNo)
+    }
+}
+
+/// Field mapping shared by the web3 webhook and query.
+enum Web3Mapping {
+    static func observation(_ f: FieldReader, body: JSONValue, source: EventSource, observedAt: Timestamp,
+                            idempotencyKey: String, orderNo: MerchantOrderNo? = nil) throws(CoreError) -> StatusObservation {
+        let no: MerchantOrderNo
+        if let orderNo { no = orderNo } else { no = try f.merchantOrderNo("merchantOrderNo") }
+        guard let statusValue = f.value("status") else { throw .missingField("status") }
+        let status = try OrderStatus.parse(statusValue)
+        // `amount` is the order amount in token units, the unit registrations use;
+        // payAmountDisplay is the fallback. payAmountMinimal is validated but kept only in the body.
+        let amount = try f.optionalAmount("amount")
+        let display = try f.optionalAmount("payAmountDisplay")
+        _ = try f.optionalAmount("payAmountMinimal")
+        return StatusObservation(
+            merchantOrderNo: no, provider: Web3Webhook.provider, source: source, status: status,
+            providerStatus: statusValue.scalarText, observedAt: observedAt, amount: amount ?? display,
+            asset: try f.optionalString("tokenSymbol", maxLength: 64),
+            txHash: try f.optionalText("txHash"), providerOrderId: try f.optionalText("orderNo"),
+            body: body, idempotencyKey: idempotencyKey)
+    }
+}
+
+/// Idempotency keys of query observations: provider + hash of the response + observedAt,
+/// so the same poll result reported twice is one event, and a later identical poll is another.
+enum QueryKey {
+    static func make(_ provider: String, _ response: JSONValue, _ observedAt: Timestamp) -> String {
+        provider + ":query:" + Hex.encode(Crypto.sha256(JSONSerializer.bytes(response))) + ":" + String(observedAt.microseconds)
+    }
+}
