@@ -1,0 +1,111 @@
+/// Everything the HTTP server can be tuned with; a plain value with production defaults.
+public struct HTTPServerConfiguration: Sendable, Equatable {
+    /// The address to listen on: an IPv4 or IPv6 literal, or a host name resolved at start.
+    public var host: String = "127.0.0.1"
+    /// The TCP port; 0 picks a free port, which `HTTPServer.start()` returns.
+    public var port: Int = 8080
+    /// libmicrohttpd's epoll polling threads (accept, parse, send). They never run handlers.
+    public var pollingThreads: Int = 2
+    /// Dedicated threads that run the blocking handler; at most this many requests execute at once.
+    public var workerThreads: Int = 32
+    /// Connections open at once, over all clients.
+    public var connectionLimit: Int = 1024
+    /// Connections open at once from one IP address (0 = no per-IP limit).
+    public var perIPConnectionLimit: Int = 512
+    /// Seconds a connection may stay silent before it is closed.
+    public var idleTimeoutSeconds: Int = 30
+    /// Seconds a handler may take before the client gets 503 with Retry-After (its late answer is dropped).
+    public var requestTimeoutSeconds: Double = 15
+    /// Largest accepted request body in bytes; larger ones get 413.
+    public var maxBodyBytes: Int = 1 << 20
+    /// Memory per connection for the request line, headers and I/O buffers; headers beyond it get 431.
+    public var connectionMemoryLimit: Int = 32 * 1024
+    /// The kernel's accept backlog.
+    public var listenBacklog: Int = 511
+    /// Seconds `stop()` waits for requests in flight before answering the rest 503.
+    public var shutdownGraceSeconds: Double = 20
+
+    public init() {}
+
+    /// A configuration listening on "host:port" ("127.0.0.1:8080", "[::1]:0", ":8080").
+    public init(listen: String) throws(HTTPServerError) {
+        let (host, port) = try Self.parseListenAddress(listen)
+        self.host = host
+        self.port = port
+    }
+
+    /// Reads `LEDGER_LISTEN`, `LEDGER_MAX_BODY`, `LEDGER_HTTP_WORKERS`, `LEDGER_HTTP_THREADS`,
+    /// `LEDGER_HTTP_MAX_CONNECTIONS`, `LEDGER_HTTP_MAX_CONNECTIONS_PER_IP`, `LEDGER_HTTP_IDLE_TIMEOUT`
+    /// and `LEDGER_REQUEST_TIMEOUT`; absent variables keep the defaults.
+    public static func fromEnvironment(_ environment: [String: String]) throws(HTTPServerError) -> HTTPServerConfiguration {
+        var configuration = HTTPServerConfiguration()
+        if let listen = environment["LEDGER_LISTEN"] {
+            (configuration.host, configuration.port) = try parseListenAddress(listen)
+        }
+        func integer(_ name: String, _ range: ClosedRange<Int>) throws(HTTPServerError) -> Int? {
+            guard let text = environment[name] else { return nil }
+            guard let value = Int(text.trimmingSpaces()), range.contains(value) else {
+                throw .invalidConfiguration("\(name) must be an integer in \(range.lowerBound)...\(range.upperBound), got \"\(text)\"")
+            }
+            return value
+        }
+        if let value = try integer("LEDGER_MAX_BODY", 1...(1 << 30)) { configuration.maxBodyBytes = value }
+        if let value = try integer("LEDGER_HTTP_WORKERS", 1...1024) { configuration.workerThreads = value }
+        if let value = try integer("LEDGER_HTTP_THREADS", 1...256) { configuration.pollingThreads = value }
+        if let value = try integer("LEDGER_HTTP_MAX_CONNECTIONS", 1...1_000_000) { configuration.connectionLimit = value }
+        if let value = try integer("LEDGER_HTTP_MAX_CONNECTIONS_PER_IP", 0...1_000_000) { configuration.perIPConnectionLimit = value }
+        if let value = try integer("LEDGER_HTTP_IDLE_TIMEOUT", 1...86_400) { configuration.idleTimeoutSeconds = value }
+        if let value = try integer("LEDGER_REQUEST_TIMEOUT", 1...3_600) { configuration.requestTimeoutSeconds = Double(value) }
+        return configuration
+    }
+
+    /// Splits "host:port"; the host may be bracketed IPv6 or empty (meaning all IPv4 interfaces).
+    public static func parseListenAddress(_ text: String) throws(HTTPServerError) -> (host: String, port: Int) {
+        let text = text.trimmingSpaces()
+        let host: Substring
+        let portText: Substring
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else {
+                throw .invalidConfiguration("listen address \"\(text)\" is not [ipv6]:port")
+            }
+            host = text[text.index(after: text.startIndex)..<close]
+            portText = text[text.index(close, offsetBy: 2)...]
+        } else {
+            guard let colon = text.lastIndex(of: ":"), !text[..<colon].contains(":") else {
+                throw .invalidConfiguration("listen address \"\(text)\" is not host:port")
+            }
+            host = text[..<colon]
+            portText = text[text.index(after: colon)...]
+        }
+        guard let port = Int(portText), (0...65_535).contains(port) else {
+            throw .invalidConfiguration("listen address \"\(text)\" has no valid port (0-65535)")
+        }
+        return (host.isEmpty ? "0.0.0.0" : String(host), port)
+    }
+}
+
+/// Why the server could not be configured or started.
+public enum HTTPServerError: Error, Sendable, Equatable, CustomStringConvertible {
+    case invalidConfiguration(String)
+    case cannotListen(String)
+    case cannotStart(String)
+    case alreadyStarted
+
+    public var description: String {
+        switch self {
+        case .invalidConfiguration(let why): "invalid HTTP configuration: \(why)"
+        case .cannotListen(let why): "cannot listen: \(why)"
+        case .cannotStart(let why): "cannot start the HTTP server: \(why)"
+        case .alreadyStarted: "the HTTP server was already started"
+        }
+    }
+}
+
+extension String {
+    func trimmingSpaces() -> String {
+        var scalars = Substring(self)
+        while let first = scalars.first, first == " " || first == "\t" { scalars = scalars.dropFirst() }
+        while let last = scalars.last, last == " " || last == "\t" { scalars = scalars.dropLast() }
+        return String(scalars)
+    }
+}

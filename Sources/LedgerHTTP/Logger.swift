@@ -1,0 +1,119 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A value in a structured log line.
+public enum LogValue: Sendable, Equatable, ExpressibleByStringLiteral, ExpressibleByIntegerLiteral,
+    ExpressibleByFloatLiteral, ExpressibleByBooleanLiteral {
+    case string(String)
+    case int(Int)
+    case double(Double)
+    case bool(Bool)
+
+    public init(stringLiteral value: String) { self = .string(value) }
+    public init(integerLiteral value: Int) { self = .int(value) }
+    public init(floatLiteral value: Double) { self = .double(value) }
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+
+    fileprivate func append(to out: inout String) {
+        switch self {
+        case .string(let text): out += JSONText.quoted(text)
+        case .int(let number): out += String(number)
+        case .double(let number): out += number.isFinite ? String(number) : "null"
+        case .bool(let flag): out += flag ? "true" : "false"
+        }
+    }
+}
+
+/// A structured logger: one JSON object per line with `time`, `level`, `message`, then fields.
+/// Pass it down explicitly; it holds no global state. Callers must never put bodies or secrets in fields.
+public struct Logger: Sendable {
+    public enum Level: Int, Sendable, Comparable, CaseIterable {
+        case debug, info, warning, error
+        public var name: String {
+            switch self {
+            case .debug: "debug"
+            case .info: "info"
+            case .warning: "warning"
+            case .error: "error"
+            }
+        }
+        public static func < (lhs: Level, rhs: Level) -> Bool { lhs.rawValue < rhs.rawValue }
+    }
+
+    public var minimumLevel: Level
+    /// Fields added to every line (component, instance...).
+    public var baseFields: [(String, LogValue)]
+    private let sink: @Sendable (String) -> Void
+
+    /// A logger writing to `sink` (by default standard error, one `write` per line).
+    public init(minimumLevel: Level = .info, baseFields: [(String, LogValue)] = [],
+                sink: @escaping @Sendable (String) -> Void = Logger.standardError) {
+        self.minimumLevel = minimumLevel
+        self.baseFields = baseFields
+        self.sink = sink
+    }
+
+    /// A logger that drops everything.
+    public static let disabled = Logger(minimumLevel: .error, sink: { _ in })
+
+    /// Writes a line to file descriptor 2 in a single call, so concurrent lines do not interleave.
+    public static let standardError: @Sendable (String) -> Void = { line in
+        var bytes = Array(line.utf8)
+        bytes.append(UInt8(ascii: "\n"))
+        bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = write(2, buffer.baseAddress! + offset, buffer.count - offset)
+                if written <= 0 { break }
+                offset += written
+            }
+        }
+    }
+
+    /// A copy with more fields on every line.
+    public func with(_ fields: [(String, LogValue)]) -> Logger {
+        var copy = self
+        copy.baseFields += fields
+        return copy
+    }
+
+    public func log(_ level: Level, _ message: String, _ fields: [(String, LogValue)] = []) {
+        guard level >= minimumLevel else { return }
+        sink(Logger.line(level: level, message: message, fields: baseFields + fields, time: Logger.now()))
+    }
+
+    public func debug(_ message: String, _ fields: [(String, LogValue)] = []) { log(.debug, message, fields) }
+    public func info(_ message: String, _ fields: [(String, LogValue)] = []) { log(.info, message, fields) }
+    public func warning(_ message: String, _ fields: [(String, LogValue)] = []) { log(.warning, message, fields) }
+    public func error(_ message: String, _ fields: [(String, LogValue)] = []) { log(.error, message, fields) }
+
+    /// Renders one line; later fields with a reserved or repeated name are skipped.
+    public static func line(level: Level, message: String, fields: [(String, LogValue)], time: String) -> String {
+        var out = "{\"time\":" + JSONText.quoted(time) + ",\"level\":\"" + level.name + "\",\"message\":"
+            + JSONText.quoted(message)
+        var seen: Set<String> = ["time", "level", "message"]
+        for (name, value) in fields where seen.insert(name).inserted {
+            out += "," + JSONText.quoted(name) + ":"
+            value.append(to: &out)
+        }
+        out += "}"
+        return out
+    }
+
+    /// The current UTC time as RFC 3339 with milliseconds and `Z`.
+    public static func now() -> String {
+        var spec = timespec()
+        clock_gettime(CLOCK_REALTIME, &spec)
+        var seconds = time_t(spec.tv_sec)
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        func pad(_ value: Int32, _ width: Int) -> String {
+            let digits = String(value)
+            return String(repeating: "0", count: max(0, width - digits.count)) + digits
+        }
+        return pad(parts.tm_year + 1900, 4) + "-" + pad(parts.tm_mon + 1, 2) + "-" + pad(parts.tm_mday, 2)
+            + "T" + pad(parts.tm_hour, 2) + ":" + pad(parts.tm_min, 2) + ":" + pad(parts.tm_sec, 2)
+            + "." + pad(Int32(spec.tv_nsec / 1_000_000), 3) + "Z"
+    }
+}

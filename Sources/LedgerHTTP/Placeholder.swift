@@ -1,1 +1,0 @@
-// Placeholder so the target builds; replaced as the layer is written.

@@ -1,0 +1,340 @@
+import CMicroHTTPD
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The state libmicrohttpd's callbacks reach through their `void *cls` argument.
+///
+/// @unchecked Sendable: its stored properties are immutable or are themselves thread-safe
+/// (pool, registry, counters, Mutex/Atomic).
+final class ServerCore: @unchecked Sendable {
+    let configuration: HTTPServerConfiguration
+    let handler: @Sendable (HTTPRequest) -> HTTPResponse
+    let observer: (@Sendable (HTTPExchange) -> Void)?
+    let logger: Logger
+    let pool: WorkerPool
+    let suspensions = SuspensionRegistry()
+    let inFlight = InFlightCounter()
+    let peers = PeerAddressBook()
+    let stopping = Atomic<Bool>(false)
+
+    /// How much of an oversized chunked body is read and dropped before the connection is cut.
+    var discardLimit: Int { max(8 * configuration.maxBodyBytes, 8 << 20) }
+
+    init(configuration: HTTPServerConfiguration, logger: Logger,
+         observer: (@Sendable (HTTPExchange) -> Void)?, handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse) {
+        self.configuration = configuration
+        self.handler = handler
+        self.observer = observer
+        self.logger = logger
+        self.pool = WorkerPool(threads: configuration.workerThreads, name: "http-worker")
+    }
+
+    // MARK: access handler (polling thread)
+
+    func access(
+        connection: OpaquePointer, url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?,
+        version: UnsafePointer<CChar>?, upload: UnsafePointer<CChar>?,
+        uploadSize: UnsafeMutablePointer<Int>, slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>
+    ) -> MHD_Result {
+        guard let raw = slot.pointee else {
+            let context = RequestContext()
+            slot.pointee = Unmanaged.passRetained(context).toOpaque()
+            inFlight.begin()
+            return begin(context, connection: connection, url: url, method: method, version: version)
+        }
+        let context = Unmanaged<RequestContext>.fromOpaque(raw).takeUnretainedValue()
+
+        let incoming = uploadSize.pointee
+        if incoming > 0 {
+            uploadSize.pointee = 0  // always consumed: buffered or discarded
+            switch context.phase {
+            case .receiving:
+                // Summed as it streams in, so a chunked body cannot grow past the limit.
+                if context.body.count + incoming > configuration.maxBodyBytes {
+                    context.discarded = context.body.count + incoming
+                    context.body = []
+                    context.phase = .discarding
+                } else if let upload {
+                    context.body.append(contentsOf: UnsafeRawBufferPointer(start: upload, count: incoming))
+                }
+            case .discarding:
+                // libmicrohttpd 0.9.75 cannot queue a response in the middle of a body, so an
+                // oversized chunked body is read and dropped until its end, then answered 413.
+                // A client that keeps sending past a generous bound is cut off without an answer.
+                context.discarded += incoming
+                if context.discarded > discardLimit { return .NO }
+            case .dispatched, .responded:
+                break
+            }
+            return .YES
+        }
+
+        switch context.phase {
+        case .receiving:
+            return dispatch(context, connection: connection)
+        case .discarding:
+            return reject(context, connection, status: 413, title: "Content Too Large",
+                          detail: "The request body exceeds the limit of \(configuration.maxBodyBytes) bytes.")
+        case .dispatched:
+            let (response, stream) = context.takePending()
+                ?? (HTTPResponse.problem(status: 500, title: "Internal Server Error"), nil)
+            context.phase = .responded
+            return queue(response, stream: stream, context: context, connection: connection, close: false)
+        case .responded:
+            return .YES
+        }
+    }
+
+    private func begin(_ context: RequestContext, connection: OpaquePointer, url: UnsafePointer<CChar>?,
+                       method: UnsafePointer<CChar>?, version: UnsafePointer<CChar>?) -> MHD_Result {
+        context.method = method.map { String(cString: $0) } ?? ""
+        context.path = url.map { String(cString: $0) } ?? "/"
+        context.version = version.map { String(cString: $0) } ?? ""
+        context.headers = ServerCore.values(connection, kind: .HEADER_KIND)
+        context.queryItems = ServerCore.values(connection, kind: .GET_ARGUMENT_KIND).map {
+            (name: PercentDecoding.decode($0.0), value: PercentDecoding.decode($0.1))
+        }
+        context.remoteAddress = peers.address(of: connection)
+        let clientID = context.headers.first { $0.0.lowercased() == "x-request-id" }?.1
+        context.requestID = RequestID.sanitized(clientID) ?? RequestID.generate()
+
+        switch FramingGuard.check(headers: context.headers, version: context.version,
+                                  maxBodyBytes: configuration.maxBodyBytes) {
+        case .reject(let status, let title, let detail):
+            return reject(context, connection, status: status, title: title, detail: detail)
+        case .accept(let contentLength, _):
+            if let contentLength, contentLength > 0 { context.body.reserveCapacity(contentLength) }
+            return .YES
+        }
+    }
+
+    /// Answers before the body is read and closes the connection: whatever follows on the wire
+    /// cannot be trusted to be the start of a next request.
+    private func reject(_ context: RequestContext, _ connection: OpaquePointer,
+                        status: Int, title: String, detail: String) -> MHD_Result {
+        context.phase = .responded
+        return queue(.problem(status: status, title: title, detail: detail), stream: nil,
+                     context: context, connection: connection, close: true)
+    }
+
+    private func dispatch(_ context: RequestContext, connection: OpaquePointer) -> MHD_Result {
+        let request = context.request(body: context.body)
+        context.body = []
+        context.phase = .dispatched
+        let deadline = ContinuousClock.now + .seconds(configuration.requestTimeoutSeconds)
+        let suspended = suspensions.suspend(
+            ConnectionHandle(pointer: connection), token: context, deadline: deadline,
+            onForcedResume: { reason in
+                switch reason {
+                case .timedOut:
+                    context.hand(.problem(status: 503, title: "Service Unavailable",
+                                          detail: "The request did not finish within the request timeout.",
+                                          headers: [("Retry-After", "1")]))
+                case .shuttingDown:
+                    context.hand(.problem(status: 503, title: "Service Unavailable",
+                                          detail: "The server is shutting down.",
+                                          headers: [("Retry-After", "1"), ("Connection", "close")]))
+                }
+            })
+        guard suspended else {
+            context.phase = .responded
+            return queue(.problem(status: 503, title: "Service Unavailable", detail: "The server is shutting down.",
+                                  headers: [("Retry-After", "1")]),
+                         stream: nil, context: context, connection: connection, close: true)
+        }
+        let accepted = pool.submit { [self] in self.run(request, context: context) }
+        if !accepted {
+            suspensions.resume(context) {
+                context.hand(.problem(status: 503, title: "Service Unavailable", detail: "The server is shutting down.",
+                                      headers: [("Retry-After", "1")]))
+            }
+        }
+        return .YES
+    }
+
+    // MARK: worker thread
+
+    private func run(_ request: HTTPRequest, context: RequestContext) {
+        let response = handler(request)
+        var stream: ResponseStream?
+        if case .stream(let producer) = response.body {
+            stream = ResponseStream(producer: producer, registry: suspensions,
+                                    stallSeconds: Double(configuration.idleTimeoutSeconds) * 2)
+        }
+        let delivered = suspensions.resume(context) { context.hand(response, stream: stream) }
+        if delivered, let stream { stream.pump() }
+    }
+
+    // MARK: responses (polling thread)
+
+    private func queue(_ response: HTTPResponse, stream: ResponseStream?, context: RequestContext,
+                       connection: OpaquePointer, close: Bool) -> MHD_Result {
+        let mhdResponse: OpaquePointer?
+        switch response.body {
+        case .bytes(let bytes):
+            mhdResponse = bytes.withUnsafeBytes { buffer in
+                MHD_create_response_from_buffer(
+                    buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress), .RESPMEM_MUST_COPY)
+            }
+        case .stream:
+            if let stream {
+                stream.attach(ConnectionHandle(pointer: connection))
+                let retained = Unmanaged.passRetained(stream).toOpaque()
+                mhdResponse = MHD_create_response_from_callback(
+                    UInt64.max, 32 * 1024, ServerCore.contentReader, retained, ServerCore.contentReaderFree)
+                if mhdResponse == nil {
+                    Unmanaged<ResponseStream>.fromOpaque(retained).release()
+                }
+            } else {
+                mhdResponse = nil
+            }
+        }
+        guard let mhdResponse else {
+            stream?.cancel()
+            logger.error("could not create a response", [("request_id", .string(context.requestID))])
+            return .NO
+        }
+        defer { MHD_destroy_response(mhdResponse) }
+
+        for (name, value) in response.headers where ServerCore.isSafeHeader(name, value) {
+            _ = MHD_add_response_header(mhdResponse, name, value)
+        }
+        _ = MHD_add_response_header(mhdResponse, "X-Request-Id", context.requestID)
+        if close || stopping.load(ordering: .relaxed) {
+            _ = MHD_add_response_header(mhdResponse, "Connection", "close")
+        }
+        let status = (100...599).contains(response.status) ? response.status : 500
+        let result = MHD_queue_response(connection, UInt32(status), mhdResponse)
+        if result == .YES {
+            context.status = status
+            context.stream = stream
+        } else {
+            stream?.cancel()
+        }
+        return result
+    }
+
+    /// Drops fields the server owns (framing) and any name or value that could split the header block.
+    static func isSafeHeader(_ name: String, _ value: String) -> Bool {
+        guard !name.isEmpty else { return false }
+        switch name.lowercased() {
+        case "content-length", "transfer-encoding", "x-request-id": return false
+        case "connection": return value.lowercased() == "close"
+        default: break
+        }
+        let nameOK = name.utf8.allSatisfy { $0 > 32 && $0 < 127 && $0 != UInt8(ascii: ":") }
+        let valueOK = value.utf8.allSatisfy { $0 != 0 && $0 != 10 && $0 != 13 }
+        return nameOK && valueOK
+    }
+
+    // MARK: completion (polling thread)
+
+    func completed(slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>, code: MHD_RequestTerminationCode) {
+        guard let raw = slot.pointee else { return }
+        slot.pointee = nil
+        let context = Unmanaged<RequestContext>.fromOpaque(raw).takeRetainedValue()
+        inFlight.end()
+        guard let observer else { return }
+        let elapsed = ContinuousClock.now - context.started
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        observer(HTTPExchange(
+            request: context.request(), status: context.status, duration: seconds,
+            completed: code == .REQUEST_TERMINATED_COMPLETED_OK))
+    }
+
+    // MARK: helpers
+
+    private final class ValueCollector {
+        var values: [(String, String)] = []
+    }
+
+    static func values(_ connection: OpaquePointer, kind: MHD_ValueKind) -> [(String, String)] {
+        let collector = ValueCollector()
+        let unmanaged = Unmanaged.passUnretained(collector)
+        _ = MHD_get_connection_values(connection, kind, { cls, _, key, value in
+            guard let cls, let key else { return .YES }
+            let collector = Unmanaged<ValueCollector>.fromOpaque(cls).takeUnretainedValue()
+            collector.values.append((String(cString: key), value.map { String(cString: $0) } ?? ""))
+            return .YES
+        }, unmanaged.toOpaque())
+        return withExtendedLifetime(collector) { collector.values }
+    }
+
+    static let contentReader: MHD_ContentReaderCallback = { cls, _, buffer, capacity in
+        guard let cls, let buffer else { return MHD_CONTENT_READER_END_WITH_ERROR }
+        let stream = Unmanaged<ResponseStream>.fromOpaque(cls).takeUnretainedValue()
+        return stream.read(into: buffer, capacity: capacity)
+    }
+
+    static let contentReaderFree: MHD_ContentReaderFreeCallback = { cls in
+        guard let cls else { return }
+        let stream = Unmanaged<ResponseStream>.fromOpaque(cls).takeRetainedValue()
+        stream.cancel()
+    }
+}
+
+/// Remembers each connection's peer address.
+///
+/// libmicrohttpd 0.9.75 exposes the address only through variadic functions Swift cannot
+/// call, so we catch it in the accept-policy callback and attach it to the connection in the
+/// connection-started notification, which libmicrohttpd runs next on the same thread.
+final class PeerAddressBook: @unchecked Sendable {
+    private let lock = NSLock()
+    private var accepted: [UInt: String] = [:]   // by accepting thread
+    private var byConnection: [UInt: String] = [:]
+
+    func accepting(_ address: String) {
+        let thread = UInt(pthread_self())
+        lock.lock()
+        accepted[thread] = address
+        lock.unlock()
+    }
+
+    func started(_ connection: OpaquePointer) {
+        let thread = UInt(pthread_self())
+        lock.lock()
+        if let address = accepted.removeValue(forKey: thread) {
+            byConnection[UInt(bitPattern: connection)] = address
+        }
+        lock.unlock()
+    }
+
+    func closed(_ connection: OpaquePointer) {
+        lock.lock()
+        byConnection.removeValue(forKey: UInt(bitPattern: connection))
+        lock.unlock()
+    }
+
+    func address(of connection: OpaquePointer) -> String {
+        lock.lock()
+        defer { lock.unlock() }
+        return byConnection[UInt(bitPattern: connection)] ?? "unknown"
+    }
+
+    private static func cText(_ text: [CChar]) -> String {
+        let length = text.firstIndex(of: 0) ?? text.count
+        return String(decoding: text[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// "127.0.0.1" or "::1" for an IPv4 or IPv6 socket address.
+    static func format(_ address: UnsafePointer<sockaddr>, length: socklen_t) -> String {
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
+        switch Int32(address.pointee.sa_family) {
+        case AF_INET where length >= socklen_t(MemoryLayout<sockaddr_in>.size):
+            let ok = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { v4 in
+                withUnsafePointer(to: v4.pointee.sin_addr) { inet_ntop(AF_INET, $0, &text, socklen_t(text.count)) != nil }
+            }
+            return ok ? cText(text) : "unknown"
+        case AF_INET6 where length >= socklen_t(MemoryLayout<sockaddr_in6>.size):
+            let ok = address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { v6 in
+                withUnsafePointer(to: v6.pointee.sin6_addr) { inet_ntop(AF_INET6, $0, &text, socklen_t(text.count)) != nil }
+            }
+            return ok ? cText(text) : "unknown"
+        default:
+            return "unknown"
+        }
+    }
+}

@@ -1,0 +1,90 @@
+import CMicroHTTPD
+import Foundation
+
+/// A libmicrohttpd connection pointer.
+///
+/// @unchecked Sendable: we never dereference it. It is handed back to libmicrohttpd from
+/// other threads only through `SuspensionRegistry`, which resumes each suspension exactly once,
+/// while the connection is suspended and therefore cannot be freed.
+struct ConnectionHandle: @unchecked Sendable {
+    let pointer: OpaquePointer
+}
+
+/// Why a suspended connection was resumed by the server rather than by its owner.
+enum ForcedResume: Sendable {
+    case timedOut
+    case shuttingDown
+}
+
+/// Every suspended connection, so each one is resumed exactly once.
+///
+/// Suspending and resuming both happen under one lock: a worker finishing, the request-timeout
+/// watchdog and `stop()` race to resume, the first wins and the others find nothing. Once closed
+/// (during stop) nothing can be suspended again, so `MHD_stop_daemon` never meets a suspended
+/// connection (an API violation in libmicrohttpd).
+final class SuspensionRegistry: @unchecked Sendable {
+    private struct Entry {
+        let connection: ConnectionHandle
+        let token: AnyObject
+        let deadline: ContinuousClock.Instant?
+        let onForcedResume: (@Sendable (ForcedResume) -> Void)?
+    }
+
+    private let lock = NSLock()
+    private var entries: [ObjectIdentifier: Entry] = [:]
+    private var closed = false
+
+    /// Suspends `connection` on behalf of `token`; false (and nothing suspended) once closed.
+    /// Must be called from the access handler or content reader of that connection.
+    func suspend(_ connection: ConnectionHandle, token: AnyObject, deadline: ContinuousClock.Instant? = nil,
+                 onForcedResume: (@Sendable (ForcedResume) -> Void)? = nil) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !closed else { return false }
+        MHD_suspend_connection(connection.pointer)
+        entries[ObjectIdentifier(token)] = Entry(
+            connection: connection, token: token, deadline: deadline, onForcedResume: onForcedResume)
+        return true
+    }
+
+    /// Resumes `token`'s connection after running `prepare`, unless someone resumed it already.
+    @discardableResult
+    func resume(_ token: AnyObject, prepare: () -> Void = {}) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let entry = entries.removeValue(forKey: ObjectIdentifier(token)) else { return false }
+        prepare()
+        MHD_resume_connection(entry.connection.pointer)
+        return true
+    }
+
+    /// Resumes every connection whose deadline has passed.
+    func resumeOverdue(now: ContinuousClock.Instant) {
+        lock.lock()
+        defer { lock.unlock() }
+        for (key, entry) in entries {
+            guard let deadline = entry.deadline, deadline <= now else { continue }
+            entries.removeValue(forKey: key)
+            entry.onForcedResume?(.timedOut)
+            MHD_resume_connection(entry.connection.pointer)
+        }
+    }
+
+    /// Refuses further suspensions and resumes everything still suspended.
+    func closeAndResumeAll() {
+        lock.lock()
+        defer { lock.unlock() }
+        closed = true
+        for entry in entries.values {
+            entry.onForcedResume?(.shuttingDown)
+            MHD_resume_connection(entry.connection.pointer)
+        }
+        entries.removeAll()
+    }
+
+    var count: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return entries.count
+    }
+}
