@@ -85,7 +85,10 @@ public final class HTTPServer: Sendable {
     public func stop() {
         state.withLock { state in
             guard case .running(let running) = state else {
-                if case .idle = state { state = .stopped }
+                if case .idle = state {
+                    state = .stopped
+                    core.pool.shutdown()
+                }
                 return
             }
             state = .stopped
