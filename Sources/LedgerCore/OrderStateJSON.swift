@@ -143,7 +143,9 @@ extension OrderState {
         }
         firstObservedAt = try p.optionalTimestamp("firstObservedAt")
         updatedAt = try p.optionalTimestamp("updatedAt")
-        derive()
+        deriveFromObservations()
+        deriveRefunds()
+        deriveIdentity()
     }
 }
 

@@ -74,7 +74,12 @@ extension OrderState {
         case .enrollment:
             break
         }
-        derive()
+        switch recorded.event {
+        case .registered, .observed: deriveFromObservations()
+        case .adjustment: deriveRefunds()
+        case .clientSignal, .enrollment: break
+        }
+        deriveIdentity()
     }
 
     /// First index whose value is >= `value` in a sorted array.
@@ -88,51 +93,60 @@ extension OrderState {
         return lo
     }
 
-    /// Recomputes every shown field from the facts (the laws of lifecycle.md).
-    mutating func derive() {
-        var newest: ObservationFact? = nil
-        var firstPaid: ObservationFact? = nil
-        var firstPaidWithAmount: ObservationFact? = nil
+    /// Fields that come from the registration, falling back to observations.
+    mutating func deriveIdentity() {
+        let reg = registration
+        provider = reg?.provider ?? firstProvider?.text
+        createdAt = reg?.registeredAt ?? firstObservedAt
+        expectedAmount = reg?.amount
+        externalCustomerId = reg?.externalCustomerId
+    }
+
+    /// Recomputes the status, flags and conflicts from the facts (the laws of
+    /// lifecycle.md). Works on indices so no observation is copied: this runs per event.
+    mutating func deriveFromObservations() {
+        let obs = observations
+        let n = obs.count
+        @inline(__always) func older(_ a: Int, _ b: Int) -> Bool { obs[a].isOlder(than: obs[b]) }
+        var newest = -1, firstPaid = -1, firstPaidWithAmount = -1
+        var newestWithAsset = -1, newestWithOrderId = -1, newestWithTx = -1, newestPaidWithTx = -1, newestWithFiat = -1
         var completed = false
-        var newestWithAsset: ObservationFact? = nil
-        var newestWithOrderId: ObservationFact? = nil
-        var newestWithTx: ObservationFact? = nil
-        var newestPaidWithTx: ObservationFact? = nil
-        var newestWithFiat: ObservationFact? = nil
-        for o in observations {
-            if newest.map({ $0.isOlder(than: o) }) ?? true { newest = o }
+        for i in 0..<n {
+            let o = obs[i]
+            if newest < 0 || older(newest, i) { newest = i }
             if o.status == .completed { completed = true }
             if o.status.isPaid {
-                if firstPaid.map({ o.isOlder(than: $0) }) ?? true { firstPaid = o }
-                if o.amount != nil, firstPaidWithAmount.map({ o.isOlder(than: $0) }) ?? true { firstPaidWithAmount = o }
-                if o.txHash != nil, newestPaidWithTx.map({ $0.isOlder(than: o) }) ?? true { newestPaidWithTx = o }
+                if firstPaid < 0 || older(i, firstPaid) { firstPaid = i }
+                if o.amount != nil, firstPaidWithAmount < 0 || older(i, firstPaidWithAmount) { firstPaidWithAmount = i }
+                if o.txHash != nil, newestPaidWithTx < 0 || older(newestPaidWithTx, i) { newestPaidWithTx = i }
             }
-            if o.asset != nil, newestWithAsset.map({ $0.isOlder(than: o) }) ?? true { newestWithAsset = o }
-            if o.providerOrderId != nil, newestWithOrderId.map({ $0.isOlder(than: o) }) ?? true { newestWithOrderId = o }
-            if o.txHash != nil, newestWithTx.map({ $0.isOlder(than: o) }) ?? true { newestWithTx = o }
-            if o.fiatAmount != nil, newestWithFiat.map({ $0.isOlder(than: o) }) ?? true { newestWithFiat = o }
+            if o.asset != nil, newestWithAsset < 0 || older(newestWithAsset, i) { newestWithAsset = i }
+            if o.providerOrderId != nil, newestWithOrderId < 0 || older(newestWithOrderId, i) { newestWithOrderId = i }
+            if o.txHash != nil, newestWithTx < 0 || older(newestWithTx, i) { newestWithTx = i }
+            if o.fiatAmount != nil, newestWithFiat < 0 || older(newestWithFiat, i) { newestWithFiat = i }
         }
 
         // Rule 1: paid is sticky (4 over 3); rule 2: otherwise the newest observation.
         if completed {
             status = .completed
-        } else if firstPaid != nil {
+        } else if firstPaid >= 0 {
             status = .paid
         } else {
-            status = newest?.status ?? .awaitingPayment
+            status = newest >= 0 ? obs[newest].status : .awaitingPayment
         }
         paid = status.isPaid
-        paidAt = firstPaid?.observedAt
-        paidAmount = firstPaidWithAmount?.amount
+        paidAt = firstPaid >= 0 ? obs[firstPaid].observedAt : nil
+        paidAmount = firstPaidWithAmount >= 0 ? obs[firstPaidWithAmount].amount : nil
 
         var found: [OrderConflict] = []
         var late = false
-        if let first = firstPaid {
-            for o in observations where !o.status.isPaid {
-                if first.isOlder(than: o) {
+        if firstPaid >= 0 {
+            for i in 0..<n where !obs[i].status.isPaid {
+                if older(firstPaid, i) {
                     // Rule 4: a non-paid observation newer than the first paid one.
-                    found.append(OrderConflict(position: o.position, kind: .statusConflict, status: o.status, observedAt: o.observedAt))
-                } else if o.status == .expired {
+                    found.append(OrderConflict(position: obs[i].position, kind: .statusConflict, status: obs[i].status,
+                                               observedAt: obs[i].observedAt))
+                } else if obs[i].status == .expired {
                     // Rule 5: an expiry older than the first payment.
                     late = true
                 }
@@ -141,25 +155,22 @@ extension OrderState {
         latePayment = late
 
         let reg = registration
-        provider = reg?.provider ?? firstProvider?.text
-        expectedAmount = reg?.amount
-        asset = reg?.asset ?? newestWithAsset?.asset
-        providerOrderId = reg?.providerOrderId ?? newestWithOrderId?.providerOrderId
-        txHash = (newestPaidWithTx ?? newestWithTx)?.txHash
+        asset = reg?.asset ?? (newestWithAsset >= 0 ? obs[newestWithAsset].asset : nil)
+        providerOrderId = reg?.providerOrderId ?? (newestWithOrderId >= 0 ? obs[newestWithOrderId].providerOrderId : nil)
+        let tx = newestPaidWithTx >= 0 ? newestPaidWithTx : newestWithTx
+        txHash = tx >= 0 ? obs[tx].txHash : nil
         if let regFiat = reg?.fiatAmount {
             fiatAmount = regFiat
             fiatCurrency = reg?.fiatCurrency
         } else {
-            fiatAmount = newestWithFiat?.fiatAmount
-            fiatCurrency = reg?.fiatCurrency ?? newestWithFiat?.fiatCurrency
+            fiatAmount = newestWithFiat >= 0 ? obs[newestWithFiat].fiatAmount : nil
+            fiatCurrency = reg?.fiatCurrency ?? (newestWithFiat >= 0 ? obs[newestWithFiat].fiatCurrency : nil)
         }
-        externalCustomerId = reg?.externalCustomerId
-        createdAt = reg?.registeredAt ?? firstObservedAt
 
         // Rule 6: amount check on paid observations, exact decimals.
-        if let reg {
-            for o in observations where o.status.isPaid {
-                if let mismatch = Self.amountMismatch(o, reg) { found.append(mismatch) }
+        if let reg, firstPaid >= 0 {
+            for i in 0..<n where obs[i].status.isPaid {
+                if let mismatch = Self.amountMismatch(obs[i], reg) { found.append(mismatch) }
             }
         }
         if found.count > 1 {
@@ -167,8 +178,10 @@ extension OrderState {
         }
         conflicts = found
         attention = !found.isEmpty
+    }
 
-        // Refunds: recorded beside the status, never replacing it.
+    /// Refunds: recorded beside the status, never replacing it.
+    mutating func deriveRefunds() {
         var newestRefund: AdjustmentFact? = nil
         for a in adjustments where a.kind == "refund" {
             if let r = newestRefund {
