@@ -65,6 +65,12 @@ public final class HTTPServer: Sendable {
         try state.withLock { (state: inout State) throws(HTTPServerError) -> Int in
             guard case .idle = state else { throw .alreadyStarted }
             let configuration = self.configuration
+            guard (0...65_535).contains(configuration.port) else {
+                throw .invalidConfiguration("port \(configuration.port) is outside 0-65535")
+            }
+            guard configuration.maxBodyBytes >= 0, configuration.workerThreads >= 1 else {
+                throw .invalidConfiguration("maxBodyBytes must be >= 0 and workerThreads >= 1")
+            }
             let (socket, port) = try HTTPServer.listen(configuration)
             let retained = Unmanaged.passRetained(core)
             guard let daemon = HTTPServer.startDaemon(configuration, listenSocket: socket, core: retained) else {

@@ -43,7 +43,8 @@ final class ResponseStream: @unchecked Sendable {
     func read(into buffer: UnsafeMutablePointer<CChar>, capacity: Int) -> Int {
         condition.lock()
         defer { condition.unlock() }
-        if !chunks.isEmpty, capacity > 0 {
+        if !chunks.isEmpty {
+            guard capacity > 0 else { return 0 }
             var written = 0
             while written < capacity, let chunk = chunks.first {
                 let count = min(capacity - written, chunk.count - offset)

@@ -124,7 +124,9 @@ final class ServerCore: @unchecked Sendable {
         let request = context.request(body: context.body)
         context.body = []
         context.phase = .dispatched
-        let deadline = ContinuousClock.now + .seconds(configuration.requestTimeoutSeconds)
+        let timeout = configuration.requestTimeoutSeconds.isFinite
+            ? min(max(configuration.requestTimeoutSeconds, 0.001), 86_400) : 86_400
+        let deadline = ContinuousClock.now + .seconds(timeout)
         let suspended = suspensions.suspend(
             ConnectionHandle(pointer: connection), token: context, deadline: deadline,
             onForcedResume: { reason in
@@ -158,6 +160,9 @@ final class ServerCore: @unchecked Sendable {
     // MARK: worker thread
 
     private func run(_ request: HTTPRequest, context: RequestContext) {
+        // A request that waited in the queue past its timeout (or past shutdown) was already
+        // answered 503; running it now would do work, maybe a write, nobody is waiting for.
+        guard suspensions.isWaiting(context) else { return }
         let response = handler(request)
         var stream: ResponseStream?
         if case .stream(let producer) = response.body {

@@ -82,6 +82,13 @@ final class SuspensionRegistry: @unchecked Sendable {
         entries.removeAll()
     }
 
+    /// True while `token`'s connection is suspended and nobody has answered it yet.
+    func isWaiting(_ token: AnyObject) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return entries[ObjectIdentifier(token)] != nil
+    }
+
     var count: Int {
         lock.lock()
         defer { lock.unlock() }

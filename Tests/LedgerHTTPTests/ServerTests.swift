@@ -69,6 +69,25 @@ struct ServerTests {
         }
     }
 
+    @Test("Expect: 100-continue gets 100 before the body, and 413 instead when the length is too large")
+    func expectContinue() throws {
+        try withServer { _, port in
+            let connection = try RawConnection(port: port)
+            try connection.send("POST /echo HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n")
+            let interim = try connection.readResponse()
+            #expect(interim.status == 100)
+            try connection.send("hello")
+            let response = try connection.readResponse()
+            #expect(response.status == 200)
+            #expect(response.text.contains("body=hello"))
+
+            let refused = try RawConnection(port: port)
+            try refused.send("POST /echo HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nContent-Length: \(4 << 20)\r\n\r\n")
+            let tooLarge = try refused.readResponse()
+            #expect(tooLarge.status == 413)
+        }
+    }
+
     @Test("a chunked request body is reassembled")
     func chunkedBody() throws {
         try withServer { _, port in
@@ -257,6 +276,105 @@ struct ServerTests {
             #expect(response.status == 503)
             #expect(response.header("Retry-After") == "1")
             #expect(ContinuousClock.now - started < .milliseconds(900))
+        }
+    }
+
+    @Test("requests that time out while queued are never run")
+    func queuedTimeoutsAreSkipped() throws {
+        let runs = Atomic<Int>(0)
+        try withServer({
+            $0.workerThreads = 1
+            $0.requestTimeoutSeconds = 0.3
+        }, handler: { _ in
+            runs.wrappingAdd(1, ordering: .relaxed)
+            usleep(500_000)
+            return .text(200, "late")
+        }) { _, port in
+            let statuses = Mutex<[Int]>([])
+            let clients = (0..<3).map { _ in
+                Thread {
+                    let status = (try? get(port, "/slow").status) ?? -1
+                    statuses.withLock { $0.append(status) }
+                }
+            }
+            clients.forEach { $0.start() }
+            let started = ContinuousClock.now
+            while statuses.withLock({ $0.count }) < 3 && ContinuousClock.now - started < .seconds(5) { usleep(5_000) }
+            #expect(statuses.withLock { $0 } == [503, 503, 503])
+            usleep(600_000)
+            let count = runs.load(ordering: .relaxed)
+            #expect(count == 1)
+        }
+    }
+
+    @Test("many keep-alive clients get their own answers, never another request's")
+    func noCrossTalk() throws {
+        try withServer { _, port in
+            let failures = Atomic<Int>(0)
+            let done = Atomic<Int>(0)
+            let clients = (0..<16).map { client in
+                Thread {
+                    defer { done.wrappingAdd(1, ordering: .relaxed) }
+                    guard let connection = try? RawConnection(port: port) else {
+                        failures.wrappingAdd(1, ordering: .relaxed)
+                        return
+                    }
+                    for index in 0..<100 {
+                        let body = "client \(client) request \(index)"
+                        guard (try? connection.send("POST /c\(client)?i=\(index) HTTP/1.1\r\nHost: t\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")) != nil,
+                              let response = try? connection.readResponse(),
+                              response.status == 200, response.text.contains("body=\(body)"),
+                              response.text.contains("query.i=\(index)\n")
+                        else {
+                            failures.wrappingAdd(1, ordering: .relaxed)
+                            return
+                        }
+                    }
+                }
+            }
+            clients.forEach { $0.start() }
+            let started = ContinuousClock.now
+            while done.load(ordering: .relaxed) < 16 && ContinuousClock.now - started < .seconds(20) { usleep(5_000) }
+            let failed = failures.load(ordering: .relaxed)
+            #expect(failed == 0)
+        }
+    }
+
+    @Test("stop() under load returns promptly and leaves no connection suspended")
+    func stopUnderLoad() throws {
+        for _ in 0..<3 {
+            var configuration = HTTPServerConfiguration()
+            configuration.port = 0
+            configuration.workerThreads = 4
+            configuration.shutdownGraceSeconds = 1
+            let server = HTTPServer(configuration: configuration) { request in
+                usleep(request.path == "/slow" ? 2_000_000 : 2_000)
+                return .text(200, "ok")
+            }
+            let port = try server.start()
+            let running = Atomic<Bool>(true)
+            let finished = Atomic<Int>(0)
+            let clients = (0..<8).map { index in
+                Thread {
+                    defer { finished.wrappingAdd(1, ordering: .relaxed) }
+                    while running.load(ordering: .relaxed) {
+                        guard let connection = try? RawConnection(port: port, receiveTimeout: 3) else { return }
+                        for _ in 0..<20 {
+                            let path = index == 0 ? "/slow" : "/fast"
+                            guard (try? connection.send("GET \(path) HTTP/1.1\r\nHost: t\r\n\r\n")) != nil,
+                                  (try? connection.readResponse()) != nil else { break }
+                        }
+                    }
+                }
+            }
+            clients.forEach { $0.start() }
+            usleep(300_000)
+            let started = ContinuousClock.now
+            server.stop()
+            let elapsed = ContinuousClock.now - started
+            #expect(elapsed < .seconds(4))
+            running.store(false, ordering: .relaxed)
+            while finished.load(ordering: .relaxed) < 8 && ContinuousClock.now - started < .seconds(10) { usleep(5_000) }
         }
     }
 
