@@ -1,0 +1,150 @@
+import Testing
+import LedgerCore
+
+/// Worked examples of each lifecycle.md rule, stating the fields that change.
+@Suite("lifecycle reducer: examples")
+struct ReducerTests {
+    let no = orderNo("SO-1")
+
+    @Test("a registered order with no observation awaits payment and shows the registration")
+    func registeredOnly() {
+        let s = fold(no, recorded([registration(no)]))
+        #expect(s.status == .awaitingPayment && !s.paid && !s.attention)
+        #expect(s.expectedAmount == "40.00" && s.asset == "USDT" && s.provider == "web3" && s.createdAt == t0)
+        #expect(s.eventCount == 1 && s.lastPosition == 1)
+    }
+
+    @Test("paid is sticky: a later expiry is a conflict, not a status change")
+    func paidIsSticky() {
+        let s = fold(no, recorded([registration(no), observation(no, .paid, at: at(10)), observation(no, .expired, at: at(20))]))
+        #expect(s.status == .paid && s.paid && s.attention)
+        #expect(s.conflicts.map(\.position) == [3] && s.conflicts[0].kind == .statusConflict && s.conflicts[0].status == .expired)
+        #expect(s.paidAt == at(10))
+    }
+
+    @Test("completed wins over paid whatever the times")
+    func completedWins() {
+        let s = fold(no, recorded([observation(no, .completed, at: at(5)), observation(no, .paid, at: at(10))]))
+        #expect(s.status == .completed && s.paid && !s.attention)
+    }
+
+    @Test("without a payment the newest observation wins, ties broken by position")
+    func newestWins() {
+        let s = fold(no, recorded([observation(no, .confirming, at: at(20)), observation(no, .expired, at: at(10))]))
+        #expect(s.status == .confirming)
+        let tie = fold(no, recorded([observation(no, .expired, at: at(10)), observation(no, .manualReview, at: at(10))]))
+        #expect(tie.status == .manualReview)
+    }
+
+    @Test("status 5 and 6 are not paid")
+    func fiveAndSixAreNotPaid() {
+        #expect(!OrderStatus.expired.isPaid && !OrderStatus.manualReview.isPaid)
+        #expect(OrderStatus.paid.isPaid && OrderStatus.completed.isPaid)
+        #expect(OrderStatus.allCases.map(\.name) == ["awaiting_payment", "confirming", "paid", "completed", "expired", "manual_review"])
+    }
+
+    @Test("client signals are kept as the last signal and never move the status")
+    func clientSignals() {
+        let s = fold(no, recorded([registration(no), client(no, "banxaDidCompleteCheckout", at: at(5)), client(no, "banxaDidDismiss", at: at(3), id: "6f1c2a4e-3f1d-4c8a-9e2b-5d6f7a8b9c0e")]))
+        #expect(s.status == .awaitingPayment && !s.paid)
+        #expect(s.lastClientSignal?.callback == "banxaDidCompleteCheckout" && s.eventCount == 3)
+    }
+
+    @Test("a payment after an older expiry is a late payment")
+    func latePayment() {
+        let s = fold(no, recorded([observation(no, .expired, at: at(10)), observation(no, .paid, at: at(20))]))
+        #expect(s.status == .paid && s.latePayment && !s.attention)
+    }
+
+    @Test("a paid amount that differs from the expected amount is an amount_mismatch; 40 equals 40.00")
+    func amountCheck() {
+        let ok = fold(no, recorded([registration(no, amount: "40.00"), observation(no, .paid, at: at(1), amount: "40")]))
+        #expect(!ok.attention && ok.paidAmount == "40")
+        let bad = fold(no, recorded([registration(no, amount: "40.00"), observation(no, .paid, at: at(1), amount: "39.999999999999999999")]))
+        #expect(bad.attention && bad.conflicts.first?.kind == .amountMismatch)
+        #expect(bad.conflicts.first?.expected == "40.00" && bad.conflicts.first?.observed == "39.999999999999999999")
+        let otherAsset = fold(no, recorded([registration(no, amount: "40.00"), observation(no, .paid, at: at(1), amount: "0.01", asset: "ETH")]))
+        #expect(!otherAsset.attention)
+    }
+
+    @Test("a refund keeps the order paid and records amount and time")
+    func refunds() {
+        let s = fold(no, recorded([observation(no, .completed, at: at(1)), refund(no, amount: "40.00", at: at(50))]))
+        #expect(s.status == .completed && s.paid && s.refunded && s.refundAmount == "40.00" && s.refundedAt == at(50))
+    }
+
+    @Test("applying the same position twice changes nothing, and other streams are ignored")
+    func duplicatesAreInert() {
+        let events = recorded([registration(no), observation(no, .paid, at: at(1))])
+        let once = fold(no, events)
+        #expect(fold(no, events + events) == once)
+        let other = RecordedEvent(event: observation(orderNo("SO-2"), .expired, at: at(9)), position: 99, recordedAt: at(2000))
+        #expect(OrderState.reduce(once, other) == once)
+    }
+
+    @Test("an unregistered order appears with what its webhooks say")
+    func unregistered() {
+        let s = fold(no, recorded([observation(no, .paid, at: at(7), amount: "1.5")]))
+        #expect(s.status == .paid && s.provider == "web3" && s.expectedAmount == nil && s.paidAmount == "1.5" && s.createdAt == at(7))
+    }
+
+    @Test("statusAfter gives the status after each event in ledger order")
+    func statusAfter() {
+        let events = recorded([registration(no), observation(no, .confirming, at: at(1)), client(no, "x", at: at(2)),
+                               observation(no, .paid, at: at(3)), observation(no, .expired, at: at(4))])
+        let timeline = Lifecycle.statusAfter(no, events.reversed())
+        #expect(timeline.map(\.status) == [.awaitingPayment, .confirming, .confirming, .paid, .paid])
+        #expect(timeline.map(\.position) == [1, 2, 3, 4, 5])
+        let asOf = Lifecycle.state(no, events, asOf: Timestamp(seconds: t0.seconds + 1001))
+        #expect(asOf.status == .confirming && asOf.eventCount == 2)
+    }
+
+    @Test("the read model has the http-api.md field names")
+    func readModel() throws {
+        let s = fold(no, recorded([registration(no), observation(no, .paid, at: at(1), amount: "40.00")]))
+        let json = s.toJSON()
+        let names = json.objectFields!.map(\.0)
+        for field in ["merchantOrderNo", "provider", "status", "statusName", "paid", "attention", "latePayment", "refunded",
+                      "expectedAmount", "paidAmount", "asset", "providerOrderId", "txHash", "createdAt", "updatedAt", "paidAt",
+                      "lastClientSignal", "conflicts", "eventCount", "lastPosition"] {
+            #expect(names.contains(field), "\(field)")
+        }
+        #expect(json["status"] == .number("3") && json["statusName"] == .string("paid") && json["paid"] == .bool(true))
+        #expect(json["paidAt"] == .string(at(1).rfc3339) && json["lastPosition"] == .number("2"))
+    }
+
+    @Test("every event round-trips through its type and payload, also after JSON text")
+    func eventRoundTrip() throws {
+        let events: [LedgerEvent] = [
+            .registered(OrderRegistration(merchantOrderNo: no, provider: "web3", amount: "40.00", asset: "USDT", chainId: "2",
+                                          tokenId: "1", fiatCurrency: "EUR", fiatAmount: "37.5", externalCustomerId: "c@x.io",
+                                          providerOrderId: "P1", providerResponse: .object([("code", .number("0"))]),
+                                          registeredAt: Timestamp(microseconds: 1_764_417_600_123_456))),
+            .observed(StatusObservation(merchantOrderNo: no, provider: "x", source: .operator, status: .expired,
+                                        providerStatus: "correction", observedAt: at(3), actor: "alice", reason: "double",
+                                        idempotencyKey: "operator:1")),
+            observation(no, .paid, at: at(1), amount: "40.00", asset: "USDT"),
+            client(no, "banxaDidFail", at: at(2)),
+            refund(no, at: at(9)),
+            .enrollment(EnrollmentSignal(enrollmentRef: "E-1", provider: "bankpay", callback: "close", payload: .object([]),
+                                         clientEventId: "6f1c2a4e-3f1d-4c8a-9e2b-5d6f7a8b9c0d", receivedAt: at(4))),
+        ]
+        for e in events {
+            let text = e.payload.serializedBytes
+            let back = try LedgerEvent(type: e.type, payload: JSONValue.parse(text))
+            #expect(back == e, "\(e.type)")
+            #expect(back.idempotencyKey == e.idempotencyKey && back.observedAt == e.observedAt && back.source == e.source)
+        }
+        #expect(coreError { try LedgerEvent(type: "Nope", payload: .object([])) }?.reason == "invalid_event")
+        #expect(coreError { try LedgerEvent(type: "StatusObserved", payload: .object([])) }?.reason == "invalid_event")
+    }
+
+    @Test("an operator correction parses with actor and reason and is authoritative")
+    func correction() throws {
+        let o = try OrderRequests.correction(merchantOrderNo: no, body: bytes(#"{"status":5,"reason":"customer cancelled by phone"}"#),
+                                             actor: "auditor-alice", uniqueId: "req-1", receivedAt: t0)
+        #expect(o.source == .operator && o.status == .expired && o.actor == "auditor-alice" && o.idempotencyKey == "operator:order-SO-1:req-1")
+        #expect(coreError { try OrderRequests.correction(merchantOrderNo: no, body: bytes(#"{"status":9,"reason":"x"}"#), actor: "a", uniqueId: "r", receivedAt: t0) } == .statusOutOfRange("9"))
+        #expect(coreError { try OrderRequests.correction(merchantOrderNo: no, body: bytes(#"{"status":3}"#), actor: "a", uniqueId: "r", receivedAt: t0) } == .missingField("reason"))
+    }
+}
