@@ -1,3 +1,5 @@
+import Synchronization
+
 /// One HTTP request as the service sees it: fully read, decoded, and free of C types.
 public struct HTTPRequest: Sendable {
     /// The method as sent ("GET", "POST", ...).
@@ -71,13 +73,21 @@ public enum RequestID {
         return candidate
     }
 
-    /// A fresh random id: 32 lowercase hex digits (128 bits).
+    /// A fresh id: 32 lowercase hex digits, a random per-process prefix and a counter.
+    /// Unique, not secret: it costs no system call per request.
     public static func generate() -> String {
-        var generator = SystemRandomNumberGenerator()
-        let high = generator.next() as UInt64
-        let low = generator.next() as UInt64
-        return hex16(high) + hex16(low)
+        hex16(processPrefix) + hex16(counter.wrappingAdd(1, ordering: .relaxed).newValue)
     }
+
+    private static let processPrefix: UInt64 = {
+        var generator = SystemRandomNumberGenerator()
+        return generator.next()
+    }()
+
+    private static let counter = Atomic<UInt64>({
+        var generator = SystemRandomNumberGenerator()
+        return generator.next() >> 16
+    }())
 
     private static func hex16(_ value: UInt64) -> String {
         let digits = String(value, radix: 16)
