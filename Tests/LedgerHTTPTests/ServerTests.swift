@@ -468,6 +468,32 @@ struct ServerTests {
         }
     }
 
+    @Test("connections beyond the per-IP limit are closed, the others keep working")
+    func perIPLimit() throws {
+        try withServer({ $0.perIPConnectionLimit = 2 }) { _, port in
+            let first = try RawConnection(port: port)
+            let second = try RawConnection(port: port)
+            try first.send("GET /a HTTP/1.1\r\nHost: t\r\n\r\n")
+            let firstResponse = try first.readResponse()
+            #expect(firstResponse.status == 200)
+            let third = try RawConnection(port: port)
+            #expect(third.closesWithin(1))
+            try second.send("GET /b HTTP/1.1\r\nHost: t\r\n\r\n")
+            let secondResponse = try second.readResponse()
+            #expect(secondResponse.status == 200)
+        }
+    }
+
+    @Test("a silent connection is closed after the idle timeout")
+    func idleTimeout() throws {
+        try withServer({ $0.idleTimeoutSeconds = 1 }) { _, port in
+            let connection = try RawConnection(port: port)
+            let started = ContinuousClock.now
+            #expect(connection.closesWithin(3))
+            #expect(ContinuousClock.now - started > .milliseconds(500))
+        }
+    }
+
     @Test("port 0 binds a free port and a taken port is reported")
     func ports() throws {
         try withServer { server, port in
