@@ -1,0 +1,83 @@
+import Testing
+import LedgerCore
+
+/// The issue's list of bad inputs, each failing with a typed error that names the problem.
+@Suite("bad input fails with a typed error that names the problem")
+struct BadInputTests {
+    static let key = "k"
+    static let ts = "1764417600"
+    static let now = Timestamp(seconds: 1_764_417_600)
+
+    static func web3(_ body: String, ts: String = ts, signature: String? = nil, now: Timestamp = now) -> CoreError? {
+        let b = bytes(body)
+        let sig = signature ?? Web3Webhook.signature(key: key, timestamp: ts, body: b)
+        return coreError { try Web3Webhook.ingest(headers: ["x-pay-timestamp": ts, "x-pay-signature": sig], body: b, keys: [key], now: now) }
+    }
+
+    static let good = #"{"merchantOrderNo":"SO-1","status":3}"#
+
+    @Test("each listed case gives its own error, reason label and HTTP class", arguments: [
+        ("wrong signature", web3(good, signature: String(repeating: "ab", count: 32)), "bad_signature", true),
+        ("stale timestamp", web3(good, now: at(3600)), "stale_timestamp", true),
+        ("future timestamp", web3(good, now: at(-3600)), "future_timestamp", true),
+        ("missing order reference", web3(#"{"status":3}"#), "missing_order_reference", false),
+        ("status outside 1-6", web3(#"{"merchantOrderNo":"SO-1","status":8}"#), "status_out_of_range", false),
+        ("not JSON", web3("status=3&merchantOrderNo=SO-1"), "invalid_json", false),
+        ("invalid merchantOrderNo", web3(#"{"merchantOrderNo":"SO 1; DROP TABLE","status":3}"#), "invalid_merchant_order_no", false),
+        ("oversized amount", web3(#"{"merchantOrderNo":"SO-1","status":3,"amount":"\#(String(repeating: "9", count: 100))"}"#), "amount_too_long", false),
+    ] as [(String, CoreError?, String, Bool)])
+    func listedCases(name: String, error: CoreError?, reason: String, unauthenticated: Bool) {
+        #expect(error?.reason == reason, "\(name)")
+        #expect(error?.isUnauthenticated == unauthenticated, "\(name)")
+        #expect((error?.message.count ?? 0) > 20, "\(name) should explain itself")
+    }
+
+    @Test("bytes that are not UTF-8 are 'not UTF-8', for webhooks and API requests alike")
+    func notUTF8() {
+        let b: [UInt8] = [0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xc3, 0x28, 0x22, 0x7d]
+        let sig = Web3Webhook.signature(key: Self.key, timestamp: Self.ts, body: b)
+        #expect(coreError { try Web3Webhook.ingest(headers: ["x-pay-timestamp": Self.ts, "x-pay-signature": sig], body: b, keys: [Self.key], now: Self.now) } == .notUTF8)
+        #expect(coreError { try OrderRequests.registration(body: b, receivedAt: t0) } == .notUTF8)
+        #expect(coreError { try ClientEventRequest.parse(merchantOrderNo: orderNo("A"), body: b, receivedAt: t0) } == .notUTF8)
+    }
+
+    @Test("an unknown Banxa status names the status")
+    func unknownBanxaStatus() {
+        let b = bytes(#"{"external_id":"SO-1","status":"lostInSpace"}"#)
+        let auth = "Bearer key:" + BanxaWebhook.signature(secret: "s", nonce: "1764417600000", body: b) + ":1764417600000"
+        let e = coreError { try BanxaWebhook.ingest(headers: ["authorization": auth], body: b, apiKey: "key", secrets: ["s"], now: Self.now) }
+        #expect(e == .unknownBanxaStatus("lostInSpace"))
+        #expect(e?.message.contains("lostInSpace") == true && e?.isUnauthenticated == false)
+    }
+
+    @Test("API request bodies name the field that is missing or wrong")
+    func requestFields() {
+        func reg(_ json: String) -> CoreError? { coreError { try OrderRequests.registration(body: bytes(json), receivedAt: t0) } }
+        #expect(reg(#"{"provider":"web3","amount":"1","asset":"USDT"}"#) == .missingOrderReference)
+        #expect(reg(#"{"merchantOrderNo":"A","provider":"web3","asset":"USDT"}"#) == .missingField("amount"))
+        #expect(reg(#"{"merchantOrderNo":"A","provider":"web3","amount":"1"}"#) == .missingField("asset"))
+        #expect(reg(#"{"merchantOrderNo":"A","provider":"web 3","amount":"1","asset":"X"}"#)?.reason == "invalid_field")
+        #expect(reg(#"{"merchantOrderNo":"A","provider":"web3","amount":"-1","asset":"X"}"#)?.reason == "invalid_field")
+        #expect(reg(#"{"merchantOrderNo":"A","provider":"web3","amount":true,"asset":"X"}"#)?.reason == "invalid_field")
+        #expect(reg(#"{"merchantOrderNo":"\#(String(repeating: "a", count: 65))","provider":"web3","amount":"1","asset":"X"}"#)?.reason == "invalid_merchant_order_no")
+        func ce(_ json: String) -> CoreError? { coreError { try ClientEventRequest.parse(merchantOrderNo: orderNo("A"), body: bytes(json), receivedAt: t0) } }
+        #expect(ce(#"{"provider":"web3","callback":"x","clientEventId":"not-a-uuid"}"#)?.reason == "invalid_field")
+        #expect(ce(#"{"provider":"web3","callback":"x"}"#) == .missingField("clientEventId"))
+        #expect(ce(#"{"provider":"web3","callback":"x","clientEventId":"6f1c2a4e-3f1d-4c8a-9e2b-5d6f7a8b9c0d","occurredAt":"yesterday"}"#)?.reason == "invalid_field")
+        func obs(_ json: String) -> CoreError? { coreError { try OrderRequests.observation(merchantOrderNo: orderNo("A"), body: bytes(json), receivedAt: t0) } }
+        #expect(obs(#"{"provider":"acme","response":{"state":"paid"}}"#) == .missingField("status"))
+        #expect(obs(#"{"provider":"acme","response":{"status":0}}"#) == .statusOutOfRange("0"))
+        #expect(obs(#"{"provider":"acme","response":{"status":3.5}}"#) == .statusOutOfRange("3.5"))
+        #expect(obs(#"{"provider":"acme","response":"paid"}"#) == .notAnObject(what: "response"))
+        #expect(obs(#"{"provider":"acme"}"#) == .missingField("response"))
+        #expect(obs(#"{"provider":"banxa","response":{"status":"teleported"}}"#) == .unknownBanxaStatus("teleported"))
+        #expect(obs(#"{"provider":"web3","response":{"code":500,"msg":"busy"}}"#) == .providerQueryFailed(code: "500", message: "busy"))
+    }
+
+    @Test("a string holding \\u0000 is refused at the door with a clear message")
+    func nulRefused() {
+        let e = coreError { try OrderRequests.registration(body: bytes(#"{"merchantOrderNo":"A","provider":"web3","amount":"1","asset":"US\u0000DT"}"#), receivedAt: t0) }
+        guard case .invalidJSON(let j)? = e else { Issue.record("expected invalidJSON, got \(String(describing: e))"); return }
+        #expect(j.kind == .nulCharacter && e!.message.contains("\\u0000"))
+    }
+}
