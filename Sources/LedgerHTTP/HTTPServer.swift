@@ -11,6 +11,22 @@ import Glibc
 /// complete, its connection is suspended and the request goes to a pool of worker threads;
 /// the handler's response is queued when the connection is resumed. No libmicrohttpd type
 /// appears in this API.
+///
+///     var router = Router()
+///     router.add("GET", "/v1/orders/{no}", name: "orders.get")
+///     let metrics = MetricsRegistry()
+///     let instrumentation = HTTPInstrumentation(metrics: metrics)
+///     let server = HTTPServer(configuration: try .fromEnvironment(environment), logger: logger,
+///                             observer: instrumentation.observer(logger: logger, router: router)) { request in
+///         switch router.resolve(request) {
+///         case .failure(let failure): return failure.response
+///         case .success(let route): return service.handle(route.name, route.parameters, request)
+///         }
+///     }
+///     instrumentation.sampleInFlight(of: server)
+///     let port = try server.start()
+///     // on SIGTERM:
+///     server.stop()
 public final class HTTPServer: Sendable {
     public typealias Handler = @Sendable (HTTPRequest) -> HTTPResponse
 
