@@ -12,6 +12,7 @@ public enum BankPayCallbacks {
     public static let close = "close"
     public static let error = "error"
 
+    /// Which SDK flow a callback came from: enrollment callbacks belong to enrollment streams.
     public enum Flow: Sendable { case enrollment, transaction }
 
     /// Returns the canonical callback name and the checked payload.

@@ -3,6 +3,7 @@
 /// Like `OrderState`, a function of the set of events: the phase is that of
 /// the newest signal by (observedAt, position), and the flags accumulate.
 public struct EnrollmentState: Sendable, Hashable {
+    /// Where the enrollment stands, as shown to support staff.
     public enum Phase: String, Sendable, Hashable {
         case started
         case bankAccountAdded = "bank_account_added"

@@ -1,5 +1,6 @@
 /// Why some bytes are not acceptable JSON, and where the parser noticed it.
 public struct JSONError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The kind of problem, for tests and for choosing a message.
     public enum Kind: Hashable, Sendable {
         case empty
         case unexpectedEnd

@@ -67,7 +67,11 @@ public enum JSONSerializer {
 
     /// JSON number grammar, with the parser's length and exponent limits.
     static func isValidNumberLiteral(_ s: String) -> Bool {
-        let b = Array(s.utf8)
+        var copy = s
+        return copy.withUTF8 { isValidNumberLiteral($0) }
+    }
+
+    private static func isValidNumberLiteral(_ b: UnsafeBufferPointer<UInt8>) -> Bool {
         guard !b.isEmpty, b.count <= JSONParser.maxNumberLength else { return false }
         var i = 0
         if b[i] == UInt8(ascii: "-") { i += 1 }

@@ -126,6 +126,7 @@ public struct ClientSignalFact: Sendable, Hashable {
 
 /// Something the lifecycle records rather than repairs.
 public struct OrderConflict: Sendable, Hashable {
+    /// The `kind` shown in the read model's conflict list.
     public enum Kind: String, Sendable, Hashable {
         /// A non-paid observation newer than the first paid one.
         case statusConflict = "status_conflict"

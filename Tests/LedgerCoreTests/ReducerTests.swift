@@ -148,3 +148,15 @@ struct ReducerTests {
         #expect(coreError { try OrderRequests.correction(merchantOrderNo: no, body: bytes(#"{"status":3}"#), actor: "a", uniqueId: "r", receivedAt: t0) } == .missingField("reason"))
     }
 }
+
+@Suite("e-mail masking")
+struct EmailMaskingTests {
+    @Test("e-mail addresses inside any string are masked, other text is untouched")
+    func masks() {
+        #expect(EmailMasking.mask("jane.doe@example.com") == "j***@example.com")
+        #expect(EmailMasking.mask("contact: a+b@x.io, or c@d.org.") == "contact: a***@x.io, or c***@d.org.")
+        #expect(EmailMasking.mask("no mail @ here, user@localhost") == "no mail @ here, user@localhost")
+        let v: JSONValue = .object([("externalCustomerId", .string("jane@example.com")), ("n", .number("1")), ("a", .array([.string("x@y.z")]))])
+        #expect(EmailMasking.mask(v) == .object([("externalCustomerId", .string("j***@example.com")), ("n", .number("1")), ("a", .array([.string("x***@y.z")]))]))
+    }
+}

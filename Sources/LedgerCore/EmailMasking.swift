@@ -1,0 +1,51 @@
+/// Masks e-mail addresses for roles that may not see them (support, ingest):
+/// `jane.doe@example.com` becomes `j***@example.com`. Pure, so the HTTP layer
+/// can apply it to any read model, timeline payload or export row.
+public enum EmailMasking {
+    /// Masks every e-mail address found in any string of `value` (keys are left alone).
+    public static func mask(_ value: JSONValue) -> JSONValue {
+        switch value {
+        case .string(let s): return .string(mask(s))
+        case .array(let items): return .array(items.map { mask($0) })
+        case .object(let fields): return .object(fields.map { ($0.0, mask($0.1)) })
+        case .null, .bool, .number: return value
+        }
+    }
+
+    /// Masks every e-mail address inside `text`, keeping the first character of
+    /// the local part and the whole domain (support staff can still tell providers apart).
+    public static func mask(_ text: String) -> String {
+        let b = Array(text.utf8)
+        guard b.contains(UInt8(ascii: "@")) else { return text }
+        var out = [UInt8]()
+        out.reserveCapacity(b.count)
+        var i = 0
+        var copiedTo = 0
+        while i < b.count {
+            guard b[i] == UInt8(ascii: "@") else { i += 1; continue }
+            var start = i
+            while start > copiedTo, isLocal(b[start - 1]) { start -= 1 }
+            var end = i + 1
+            var sawDot = false
+            while end < b.count, isDomain(b[end]) { if b[end] == UInt8(ascii: ".") { sawDot = true }; end += 1 }
+            if start < i, sawDot, end > i + 1 {
+                out.append(contentsOf: b[copiedTo..<start])
+                out.append(b[start])
+                out.append(contentsOf: "***".utf8)
+                out.append(contentsOf: b[i..<end])
+                copiedTo = end
+            }
+            i = end
+        }
+        out.append(contentsOf: b[copiedTo...])
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private static func isLocal(_ c: UInt8) -> Bool {
+        isDomain(c) || c == UInt8(ascii: "+") || c == UInt8(ascii: "_") || c == UInt8(ascii: "%")
+    }
+
+    private static func isDomain(_ c: UInt8) -> Bool {
+        (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c == UInt8(ascii: ".") || c == UInt8(ascii: "-")
+    }
+}
