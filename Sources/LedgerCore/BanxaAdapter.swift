@@ -23,7 +23,8 @@ public enum BanxaWebhook {
         switch key {
         case "pendingpayment": return .status(.awaitingPayment)
         case "waitingpayment", "inprogress": return .status(.confirming)
-        case "paymentreceived", "cryptotransferred", "cointransferred": return .status(.paid)
+        // Banxa's own docs also spell the older name "coinsTransferred" (renamed cryptoTransferred in 2024).
+        case "paymentreceived", "cryptotransferred", "cointransferred", "coinstransferred": return .status(.paid)
         case "complete": return .status(.completed)
         case "expired", "cancelled", "declined": return .status(.expired)
         case "extraverification": return .status(.manualReview)

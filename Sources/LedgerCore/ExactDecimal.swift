@@ -120,9 +120,8 @@ public struct ExactDecimal: Sendable, Hashable, Comparable, CustomStringConverti
 
     public static func < (a: ExactDecimal, b: ExactDecimal) -> Bool {
         if a.isNegative != b.isNegative { return a.isNegative }
-        let magnitudeLess = compareMagnitude(a, b) < 0
-        let magnitudeGreater = compareMagnitude(a, b) > 0
-        return a.isNegative ? magnitudeGreater : magnitudeLess
+        let c = compareMagnitude(a, b)
+        return a.isNegative ? c > 0 : c < 0
     }
 
     /// -1, 0, 1 comparing absolute values.

@@ -52,6 +52,7 @@ struct BanxaSeedTests {
         ]
         for (name, meaning) in table { #expect(BanxaWebhook.meaning(of: name) == meaning, "\(name)") }
         #expect(BanxaWebhook.meaning(of: "PAYMENT_RECEIVED") == .status(.paid))
+        #expect(BanxaWebhook.meaning(of: "coinsTransferred") == .status(.paid))
         #expect(BanxaWebhook.meaning(of: "completed") == nil)
     }
 
