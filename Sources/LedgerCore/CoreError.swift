@@ -49,6 +49,20 @@ public enum CoreError: Error, Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// The HTTP status the API answers with: 401 for authentication problems, else 400.
+    public var httpStatus: Int { isUnauthenticated ? 401 : 400 }
+
+    /// A short problem+json `title`.
+    public var title: String {
+        if isUnauthenticated { return "Delivery not authenticated" }
+        switch self {
+        case .notUTF8, .invalidJSON: return "Body is not valid JSON"
+        case .providerQueryFailed: return "Provider query failed"
+        case .invalidEvent: return "Stored event unreadable"
+        default: return "Invalid request"
+        }
+    }
+
     /// A short machine label (metrics, quarantine reason, problem type).
     public var reason: String {
         switch self {

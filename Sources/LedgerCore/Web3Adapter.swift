@@ -60,6 +60,12 @@ public enum Web3Webhook {
 
 /// The web3 gateway's queryOrder response `{code, status, statusText, txHash, ...}`.
 public enum Web3Query {
+    /// Maps the raw bytes of a queryOrder response (what the poller received).
+    public static func observation(merchantOrderNo: MerchantOrderNo, responseBody: [UInt8], observedAt: Timestamp) throws(CoreError) -> StatusObservation {
+        let (value, _) = try FieldReader.parseObject(responseBody, what: "query response")
+        return try observation(merchantOrderNo: merchantOrderNo, response: value, observedAt: observedAt)
+    }
+
     /// Maps a response (code 0) to a query observation of `merchantOrderNo`.
     public static func observation(merchantOrderNo: MerchantOrderNo, response: JSONValue, observedAt: Timestamp) throws(CoreError) -> StatusObservation {
         let top = try FieldReader(response, what: "query response")

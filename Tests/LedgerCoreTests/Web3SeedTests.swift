@@ -132,6 +132,9 @@ struct Web3SeedTests {
         let again = try Web3Query.observation(merchantOrderNo: orderNo("SO-1"), response: response, observedAt: t0)
         let later = try Web3Query.observation(merchantOrderNo: orderNo("SO-1"), response: response, observedAt: at(60))
         #expect(again.idempotencyKey == o.idempotencyKey && later.idempotencyKey != o.idempotencyKey)
+        let fromBytes = try Web3Query.observation(merchantOrderNo: orderNo("SO-1"), responseBody: response.serializedBytes, observedAt: t0)
+        #expect(fromBytes == o)
+        #expect(coreError { try Web3Query.observation(merchantOrderNo: orderNo("SO-1"), responseBody: bytes("<html>"), observedAt: t0) }?.reason == "invalid_json")
         let failed = try JSONValue.parse(#"{"code":1001,"msg":"order not found"}"#)
         #expect(coreError { try Web3Query.observation(merchantOrderNo: orderNo("SO-1"), response: failed, observedAt: t0) }
                 == .providerQueryFailed(code: "1001", message: "order not found"))
