@@ -1,5 +1,12 @@
 /// Event payloads: what goes into `ledger.events.payload` (jsonb), and back.
 ///
+/// The payload is the event's *content* only. What depends on the moment of
+/// receipt (observedAt when it comes from a header or the clock, the client's
+/// receipt time, which key verified a signature) lives in the `observed_at`
+/// column and in `metadata`. So a redelivery of the same content (a webhook
+/// retried with a new timestamp, a client relay retried later) has an identical
+/// payload and the store answers "duplicate", never "key conflict".
+///
 /// Amounts are always JSON strings (jsonb would rewrite a number's text),
 /// times are RFC 3339 with microseconds, optional fields are omitted, and the
 /// decoder looks members up by name because jsonb reorders keys.
@@ -19,7 +26,6 @@ extension LedgerEvent {
                 ("externalCustomerId", e.externalCustomerId.map(JSONValue.string)),
                 ("providerOrderId", e.providerOrderId.map(JSONValue.string)),
                 ("providerResponse", e.providerResponse),
-                ("registeredAt", .string(e.registeredAt.rfc3339)),
             ])
         case .observed(let e):
             return .object(dropNils: [
@@ -29,7 +35,6 @@ extension LedgerEvent {
                 ("status", .integer(e.status.rawValue)),
                 ("statusName", .string(e.status.name)),
                 ("providerStatus", e.providerStatus.map(JSONValue.string)),
-                ("observedAt", .string(e.observedAt.rfc3339)),
                 ("amount", e.amount.map(JSONValue.string)),
                 ("asset", e.asset.map(JSONValue.string)),
                 ("fiatAmount", e.fiatAmount.map(JSONValue.string)),
@@ -38,7 +43,6 @@ extension LedgerEvent {
                 ("providerOrderId", e.providerOrderId.map(JSONValue.string)),
                 ("actor", e.actor.map(JSONValue.string)),
                 ("reason", e.reason.map(JSONValue.string)),
-                ("keyId", e.keyId.map(JSONValue.string)),
                 ("idempotencyKey", .string(e.idempotencyKey)),
                 ("body", e.body),
             ])
@@ -50,7 +54,6 @@ extension LedgerEvent {
                 ("payload", e.payload),
                 ("clientEventId", .string(e.clientEventId)),
                 ("occurredAt", e.occurredAt.map { .string($0.rfc3339) }),
-                ("receivedAt", .string(e.receivedAt.rfc3339)),
                 ("sdkVersion", e.sdkVersion.map(JSONValue.string)),
             ])
         case .adjustment(let e):
@@ -62,9 +65,7 @@ extension LedgerEvent {
                 ("amount", e.amount.map(JSONValue.string)),
                 ("asset", e.asset.map(JSONValue.string)),
                 ("providerStatus", e.providerStatus.map(JSONValue.string)),
-                ("observedAt", .string(e.observedAt.rfc3339)),
                 ("providerOrderId", e.providerOrderId.map(JSONValue.string)),
-                ("keyId", e.keyId.map(JSONValue.string)),
                 ("idempotencyKey", .string(e.idempotencyKey)),
                 ("body", e.body),
             ])
@@ -76,15 +77,25 @@ extension LedgerEvent {
                 ("payload", e.payload),
                 ("clientEventId", .string(e.clientEventId)),
                 ("occurredAt", e.occurredAt.map { .string($0.rfc3339) }),
-                ("receivedAt", .string(e.receivedAt.rfc3339)),
                 ("sdkVersion", e.sdkVersion.map(JSONValue.string)),
             ])
         }
     }
 
-    /// Rebuilds an event from the stored `type` and `payload`; `invalidEvent` if they do not fit.
-    public init(type: String, payload: JSONValue) throws(CoreError) {
+    /// Receipt details for the `metadata` column: which key verified a webhook.
+    public var metadata: JSONValue {
+        switch self {
+        case .observed(let e): return .object(dropNils: [("keyId", e.keyId.map(JSONValue.string))])
+        case .adjustment(let e): return .object(dropNils: [("keyId", e.keyId.map(JSONValue.string))])
+        default: return .object([])
+        }
+    }
+
+    /// Rebuilds an event from the stored `type`, `payload`, `observed_at` and, when
+    /// given, `metadata` columns; `invalidEvent` if they do not fit.
+    public init(type: String, payload: JSONValue, observedAt: Timestamp, metadata: JSONValue? = nil) throws(CoreError) {
         let p = try StoredPayload(payload, type: type)
+        let keyId = metadata?["keyId"]?.stringValue
         switch type {
         case EventType.orderRegistered:
             self = .registered(OrderRegistration(
@@ -94,7 +105,7 @@ extension LedgerEvent {
                 fiatCurrency: try p.optionalString("fiatCurrency"), fiatAmount: try p.optionalString("fiatAmount"),
                 externalCustomerId: try p.optionalString("externalCustomerId"),
                 providerOrderId: try p.optionalString("providerOrderId"),
-                providerResponse: p.value("providerResponse"), registeredAt: try p.timestamp("registeredAt")))
+                providerResponse: p.value("providerResponse"), registeredAt: observedAt))
         case EventType.statusObserved:
             let source = try p.source()
             guard source.isAuthoritative else { throw .invalidEvent(type: type, reason: "a status observation cannot come from a client") }
@@ -103,25 +114,25 @@ extension LedgerEvent {
             }
             self = .observed(StatusObservation(
                 merchantOrderNo: try p.orderNo(), provider: try p.string("provider"), source: source, status: status,
-                providerStatus: try p.optionalString("providerStatus"), observedAt: try p.timestamp("observedAt"),
+                providerStatus: try p.optionalString("providerStatus"), observedAt: observedAt,
                 amount: try p.optionalString("amount"), asset: try p.optionalString("asset"),
                 fiatAmount: try p.optionalString("fiatAmount"), fiatCurrency: try p.optionalString("fiatCurrency"),
                 txHash: try p.optionalString("txHash"), providerOrderId: try p.optionalString("providerOrderId"),
                 actor: try p.optionalString("actor"), reason: try p.optionalString("reason"),
-                keyId: try p.optionalString("keyId"), body: p.value("body"),
+                keyId: keyId, body: p.value("body"),
                 idempotencyKey: try p.string("idempotencyKey")))
         case EventType.clientSignal:
             self = .clientSignal(ClientSignal(
                 merchantOrderNo: try p.orderNo(), provider: try p.string("provider"), callback: try p.string("callback"),
                 payload: p.value("payload") ?? .null, clientEventId: try p.string("clientEventId"),
-                occurredAt: try p.optionalTimestamp("occurredAt"), receivedAt: try p.timestamp("receivedAt"),
+                occurredAt: try p.optionalTimestamp("occurredAt"), receivedAt: observedAt,
                 sdkVersion: try p.optionalString("sdkVersion")))
         case EventType.adjustmentRecorded:
             self = .adjustment(Adjustment(
                 merchantOrderNo: try p.orderNo(), provider: try p.string("provider"), source: try p.source(),
                 kind: try p.string("kind"), amount: try p.optionalString("amount"), asset: try p.optionalString("asset"),
-                providerStatus: try p.optionalString("providerStatus"), observedAt: try p.timestamp("observedAt"),
-                providerOrderId: try p.optionalString("providerOrderId"), keyId: try p.optionalString("keyId"),
+                providerStatus: try p.optionalString("providerStatus"), observedAt: observedAt,
+                providerOrderId: try p.optionalString("providerOrderId"), keyId: keyId,
                 body: p.value("body"), idempotencyKey: try p.string("idempotencyKey")))
         case EventType.enrollmentSignal:
             let ref = try p.string("enrollmentRef")
@@ -129,7 +140,7 @@ extension LedgerEvent {
             self = .enrollment(EnrollmentSignal(
                 enrollmentRef: ref, provider: try p.string("provider"), callback: try p.string("callback"),
                 payload: p.value("payload") ?? .null, clientEventId: try p.string("clientEventId"),
-                occurredAt: try p.optionalTimestamp("occurredAt"), receivedAt: try p.timestamp("receivedAt"),
+                occurredAt: try p.optionalTimestamp("occurredAt"), receivedAt: observedAt,
                 sdkVersion: try p.optionalString("sdkVersion")))
         default:
             throw .invalidEvent(type: type, reason: "the type is unknown")

@@ -109,8 +109,10 @@ public struct ClientSignal: Sendable, Hashable {
     public var payload: JSONValue
     /// Lowercased UUID chosen by the app; makes relays idempotent.
     public var clientEventId: String
+    /// When the app says the callback fired (part of the request's content).
     public var occurredAt: Timestamp?
-    public var receivedAt: Timestamp
+    /// occurredAt, or when the ledger received the relay.
+    public var observedAt: Timestamp
     public var sdkVersion: String?
 
     public init(merchantOrderNo: MerchantOrderNo, provider: String, callback: String, payload: JSONValue,
@@ -121,11 +123,9 @@ public struct ClientSignal: Sendable, Hashable {
         self.payload = payload
         self.clientEventId = clientEventId
         self.occurredAt = occurredAt
-        self.receivedAt = receivedAt
+        self.observedAt = occurredAt ?? receivedAt
         self.sdkVersion = sdkVersion
     }
-
-    public var observedAt: Timestamp { occurredAt ?? receivedAt }
     /// Scoped to the stream so one order's ids can never shadow another's.
     public var idempotencyKey: String { "client:" + merchantOrderNo.stream + ":" + clientEventId }
 }
@@ -174,7 +174,8 @@ public struct EnrollmentSignal: Sendable, Hashable {
     public var payload: JSONValue
     public var clientEventId: String
     public var occurredAt: Timestamp?
-    public var receivedAt: Timestamp
+    /// occurredAt, or when the ledger received the relay.
+    public var observedAt: Timestamp
     public var sdkVersion: String?
 
     public init(enrollmentRef: String, provider: String, callback: String, payload: JSONValue, clientEventId: String,
@@ -185,12 +186,11 @@ public struct EnrollmentSignal: Sendable, Hashable {
         self.payload = payload
         self.clientEventId = clientEventId
         self.occurredAt = occurredAt
-        self.receivedAt = receivedAt
+        self.observedAt = occurredAt ?? receivedAt
         self.sdkVersion = sdkVersion
     }
 
     public var stream: String { "enrollment-" + enrollmentRef }
-    public var observedAt: Timestamp { occurredAt ?? receivedAt }
     public var idempotencyKey: String { "client:" + stream + ":" + clientEventId }
 }
 
@@ -336,9 +336,10 @@ public struct RecordedEvent: Sendable, Hashable {
         self.recordedAt = recordedAt
     }
 
-    /// Rebuilds a stored event from its `type` and `payload` columns.
-    public init(type: String, payload: JSONValue, position: Int64, recordedAt: Timestamp) throws(CoreError) {
-        self.event = try LedgerEvent(type: type, payload: payload)
+    /// Rebuilds a stored event from its `type`, `payload`, `observed_at` and (optionally) `metadata` columns.
+    public init(type: String, payload: JSONValue, observedAt: Timestamp, metadata: JSONValue? = nil,
+                position: Int64, recordedAt: Timestamp) throws(CoreError) {
+        self.event = try LedgerEvent(type: type, payload: payload, observedAt: observedAt, metadata: metadata)
         self.position = position
         self.recordedAt = recordedAt
     }

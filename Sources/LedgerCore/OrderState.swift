@@ -119,9 +119,8 @@ public struct ClientSignalFact: Sendable, Hashable {
     public var payload: JSONValue
     public var clientEventId: String
     public var occurredAt: Timestamp?
-    public var receivedAt: Timestamp
-
-    public var observedAt: Timestamp { occurredAt ?? receivedAt }
+    /// occurredAt, or when the ledger received the relay.
+    public var observedAt: Timestamp
 }
 
 /// Something the lifecycle records rather than repairs.

@@ -158,7 +158,7 @@ extension ClientSignalFact {
             ("payload", payload),
             ("clientEventId", .string(clientEventId)),
             ("occurredAt", occurredAt.map { .string($0.rfc3339) }),
-            ("receivedAt", .string(receivedAt.rfc3339)),
+            ("observedAt", .string(observedAt.rfc3339)),
         ])
     }
 
@@ -167,7 +167,7 @@ extension ClientSignalFact {
         guard let n = q.value("position")?.int64Value else { throw .invalidEvent(type: "OrderState", reason: "a position is missing") }
         self.init(position: n, provider: try q.string("provider"), callback: try q.string("callback"),
                   payload: q.value("payload") ?? .null, clientEventId: try q.string("clientEventId"),
-                  occurredAt: try q.optionalTimestamp("occurredAt"), receivedAt: try q.timestamp("receivedAt"))
+                  occurredAt: try q.optionalTimestamp("occurredAt"), observedAt: try q.timestamp("observedAt"))
     }
 }
 

@@ -57,7 +57,7 @@ extension OrderState {
             }
         case .clientSignal(let c):
             let fact = ClientSignalFact(position: position, provider: c.provider, callback: c.callback, payload: c.payload,
-                                        clientEventId: c.clientEventId, occurredAt: c.occurredAt, receivedAt: c.receivedAt)
+                                        clientEventId: c.clientEventId, occurredAt: c.occurredAt, observedAt: c.observedAt)
             if let current = lastClientSignal {
                 let newer = fact.observedAt != current.observedAt ? fact.observedAt > current.observedAt : position > current.position
                 if newer { lastClientSignal = fact }

@@ -95,7 +95,7 @@ struct FuzzTests {
                 headers = ["x-pay-timestamp": "1764417600", "x-pay-signature": Web3Webhook.signature(key: "k", timestamp: "1764417600", body: body)]
             }
             if let (_, event) = try? Web3Webhook.ingest(headers: headers, body: body, keys: ["k"], now: now) {
-                #expect((try? LedgerEvent(type: event.type, payload: event.payload)) == event)
+                #expect(storedRoundTrip(event) == event)
             }
         }
     }
@@ -111,7 +111,7 @@ struct FuzzTests {
                 ? String(decoding: hm.next(), as: UTF8.self)
                 : "Bearer key:" + BanxaWebhook.signature(secret: "s", nonce: "1764417600000", body: body) + ":1764417600000"
             if let (_, event) = try? BanxaWebhook.ingest(headers: ["authorization": auth], body: body, apiKey: "key", secrets: ["s"], now: now) {
-                #expect((try? LedgerEvent(type: event.type, payload: event.payload)) == event)
+                #expect(storedRoundTrip(event) == event)
             }
         }
     }
@@ -126,7 +126,7 @@ struct FuzzTests {
             let body = m.next()
             if n % 2 == 0 {
                 if let s = try? ClientEventRequest.parse(merchantOrderNo: no, body: body, receivedAt: t0) {
-                    #expect((try? LedgerEvent(type: EventType.clientSignal, payload: LedgerEvent.clientSignal(s).payload)) == .clientSignal(s))
+                    #expect(storedRoundTrip(.clientSignal(s)) == .clientSignal(s))
                 }
             } else {
                 if let s = try? ClientEventRequest.parseEnrollment(enrollmentRef: "E-1", body: body, receivedAt: t0) {
@@ -152,7 +152,7 @@ struct FuzzTests {
             if !events.isEmpty {
                 let s = fold(no, recorded(events))
                 #expect(s.eventCount <= events.count)
-                for e in events { #expect((try? LedgerEvent(type: e.type, payload: e.payload)) == e) }
+                for e in events { #expect(storedRoundTrip(e) == e) }
             }
         }
     }
@@ -173,7 +173,7 @@ struct FuzzTests {
             guard let payload = try? JSONParser.parse(Array(input[(bar + 1)...])) else { continue }
             if type == "State" {
                 if let s = try? OrderState(storage: payload) { _ = s.toJSON() }
-            } else if let e = try? LedgerEvent(type: type, payload: payload), let no = e.merchantOrderNo {
+            } else if let e = try? LedgerEvent(type: type, payload: payload, observedAt: t0, metadata: payload), let no = e.merchantOrderNo {
                 _ = OrderState.reduce(state, RecordedEvent(event: e, position: 42, recordedAt: t0)).toJSON()
                 _ = no
             }

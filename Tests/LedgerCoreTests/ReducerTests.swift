@@ -130,13 +130,12 @@ struct ReducerTests {
                                          clientEventId: "6f1c2a4e-3f1d-4c8a-9e2b-5d6f7a8b9c0d", receivedAt: at(4))),
         ]
         for e in events {
-            let text = e.payload.serializedBytes
-            let back = try LedgerEvent(type: e.type, payload: JSONValue.parse(text))
+            let back = storedRoundTrip(e)
             #expect(back == e, "\(e.type)")
-            #expect(back.idempotencyKey == e.idempotencyKey && back.observedAt == e.observedAt && back.source == e.source)
+            #expect(back?.idempotencyKey == e.idempotencyKey && back?.observedAt == e.observedAt && back?.source == e.source)
         }
-        #expect(coreError { try LedgerEvent(type: "Nope", payload: .object([])) }?.reason == "invalid_event")
-        #expect(coreError { try LedgerEvent(type: "StatusObserved", payload: .object([])) }?.reason == "invalid_event")
+        #expect(coreError { try LedgerEvent(type: "Nope", payload: .object([]), observedAt: t0) }?.reason == "invalid_event")
+        #expect(coreError { try LedgerEvent(type: "StatusObserved", payload: .object([]), observedAt: t0) }?.reason == "invalid_event")
     }
 
     @Test("an operator correction parses with actor and reason and is authoritative")
