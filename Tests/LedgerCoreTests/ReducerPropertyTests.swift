@@ -41,6 +41,10 @@ struct ReducerPropertyTests {
         if Int.random(in: 0...4, using: &rng) == 0 {
             events.append(observation(orderNo("OTHER"), .paid, at: at(1)))
         }
+        if Int.random(in: 0...4, using: &rng) == 0 {
+            // A hand-built "observation" from a client: not authoritative, must count for nothing.
+            events.append(observation(no, [.paid, .completed, .expired].randomElement(using: &rng)!, at: at(Int64.random(in: 0...6, using: &rng)), source: .client))
+        }
         // Distinct positions with gaps, assigned in a random order; recordedAt unrelated to observedAt.
         var positions = Array(1...Int64(events.count * 3 + 1)).shuffled(using: &rng).prefix(events.count)
         var out: [RecordedEvent] = []
