@@ -32,7 +32,7 @@ public struct ExactDecimal: Sendable, Hashable, Comparable, CustomStringConverti
     }
 
     /// Parses a plain decimal: optional `-` or `+`, digits, optionally `.` and
-    /// digits ("40", "0.015", "-3.50", "5."). Exponent forms are rejected on
+    /// digits ("40", "0.015", "-3.50"; not ".5" or "5."). Exponent forms are rejected on
     /// purpose: providers send amounts as plain decimal strings, and "1e400"
     /// would turn a short string into a huge number.
     public init(parsing text: String) throws(CoreError) {
@@ -59,11 +59,13 @@ public struct ExactDecimal: Sendable, Hashable, Comparable, CustomStringConverti
         var intDigits = 0
         while i < b.count, b[i] >= 48, b[i] <= 57 { digits.append(b[i] - 48); intDigits += 1; i += 1 }
         var fracDigits = 0
+        var sawPoint = false
         if i < b.count && b[i] == UInt8(ascii: ".") {
+            sawPoint = true
             i += 1
             while i < b.count, b[i] >= 48, b[i] <= 57 { digits.append(b[i] - 48); fracDigits += 1; i += 1 }
         }
-        guard i == b.count, intDigits > 0 else { return .failure(.invalidAmount(text())) }
+        guard i == b.count, intDigits > 0, !sawPoint || fracDigits > 0 else { return .failure(.invalidAmount(text())) }
         return .success(ExactDecimal(digits: digits, scale: fracDigits, isNegative: negative))
     }
 

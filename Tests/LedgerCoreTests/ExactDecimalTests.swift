@@ -51,7 +51,7 @@ struct ExactDecimalTests {
 
     @Test("garbage, exponents and empty strings are typed errors")
     func rejects() {
-        for bad in ["", "-", ".", ".5", "1.2.3", "1e5", "1E-2", "abc", " 1", "1 ", "0x10", "1,5", "NaN", "∞", "4\u{0}0"] {
+        for bad in ["", "-", ".", ".5", "5.", "-.5", "1.2.3", "1e5", "1E-2", "abc", " 1", "1 ", "0x10", "1,5", "NaN", "∞", "4\u{0}0"] {
             #expect(coreError { try ExactDecimal(parsing: bad) } == .invalidAmount(bad), "\(bad)")
         }
     }
