@@ -48,6 +48,13 @@ public struct EnrollmentState: Sendable, Hashable {
         return s
     }
 
+    /// Folds an enrollment stream's events (in any order) into a fresh state.
+    public static func replay<S: Sequence>(_ enrollmentRef: String, _ events: S) -> EnrollmentState where S.Element == RecordedEvent {
+        var s = EnrollmentState(enrollmentRef: enrollmentRef)
+        for e in events { s.apply(e) }
+        return s
+    }
+
     mutating func apply(_ recorded: RecordedEvent) {
         guard case .enrollment(let e) = recorded.event, e.enrollmentRef == enrollmentRef else { return }
         let slot = OrderState.insertionIndex(of: recorded.position, in: positions)

@@ -29,6 +29,7 @@ struct BankPaySeedTests {
         var r = EnrollmentState(enrollmentRef: "ENR-42")
         for e in [events[1], events[0], events[1]] { r = EnrollmentState.reduce(r, e) }
         #expect(r == s)
+        #expect(EnrollmentState.replay("ENR-42", events.reversed()) == s)
         #expect(r.toJSON()["phase"] == .string("closed"))
     }
 
