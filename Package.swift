@@ -31,9 +31,12 @@ let package = Package(
         .executableTarget(name: "ledger", dependencies: ["LedgerService"]),
         .executableTarget(name: "ledger-bench", dependencies: ["LedgerService"]),
 
+        // Test support: fresh databases and scratch PostgreSQL clusters for fault tests.
+        .target(name: "LedgerTestSupport", dependencies: ["LedgerPostgres"], path: "Tests/LedgerTestSupport"),
+
         .testTarget(name: "LedgerCoreTests", dependencies: ["LedgerCore"]),
-        .testTarget(name: "LedgerPostgresTests", dependencies: ["LedgerPostgres"]),
+        .testTarget(name: "LedgerPostgresTests", dependencies: ["LedgerPostgres", "LedgerTestSupport"]),
         .testTarget(name: "LedgerHTTPTests", dependencies: ["LedgerHTTP"]),
-        .testTarget(name: "LedgerServiceTests", dependencies: ["LedgerService"]),
+        .testTarget(name: "LedgerServiceTests", dependencies: ["LedgerService", "LedgerTestSupport"]),
     ]
 )
