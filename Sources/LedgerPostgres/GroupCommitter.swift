@@ -42,6 +42,7 @@ public final class GroupCommitter: @unchecked Sendable {
         public var appended: Int64 = 0
         public var duplicates: Int64 = 0
         public var failedBatches: Int64 = 0
+        public init() {}
     }
 
     public init(pool: ConnectionPool, projector: BatchProjector? = nil, maxBatch: Int = 1000) {

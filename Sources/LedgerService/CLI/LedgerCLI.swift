@@ -1,5 +1,6 @@
 import Foundation
 import LedgerCore
+import LedgerHTTP
 import LedgerPostgres
 
 /// The `ledger` command: dispatches to one subcommand, turns every error into
@@ -43,6 +44,7 @@ public struct LedgerCLI {
             case "migrate": try MigrateCommand(cli: self).run(rest)
             case "token": try TokenCommand(cli: self).run(rest)
             case "verify": return try VerifyCommand(cli: self).run(rest)
+            case "serve": return try ServeCommand(cli: self).run(rest)
             default:
                 if let extra = extraCommands[command] { return try extra(self, rest) }
                 throw CLIError.usage("unknown command \(command)")
@@ -69,6 +71,7 @@ public struct LedgerCLI {
             }
         case let e as MigrationError: return (e.description, 1)
         case let e as TokenStoreError: return (e.description, 1)
+        case let e as HTTPServerError: return (e.description, 2)
         default: return (String(describing: error), 1)
         }
     }

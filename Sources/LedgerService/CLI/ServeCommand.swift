@@ -1,0 +1,43 @@
+import Dispatch
+import Foundation
+import LedgerHTTP
+
+/// `ledger serve`: runs until SIGTERM or SIGINT, then shuts down gracefully.
+struct ServeCommand {
+    let cli: LedgerCLI
+
+    func run(_ words: [String]) throws -> Int32 {
+        let args = try Arguments(words, valued: [])
+        if args.has("help") {
+            cli.output("""
+                usage: ledger serve
+                  Serves the HTTP API on LEDGER_LISTEN (default 127.0.0.1:8080) until SIGTERM/SIGINT.
+                  Configuration: DATABASE_URL, LEDGER_WEB3_API_KEYS, LEDGER_BANXA_API_KEY, LEDGER_BANXA_API_SECRETS,
+                  LEDGER_SIGNATURE_TOLERANCE, LEDGER_MAX_BODY, LEDGER_HTTP_* (see README.md).
+                """)
+            return 0
+        }
+        try args.allowOnly(flags: ["help"])
+        let configuration = try cli.configuration()
+        let http = try HTTPServerConfiguration.fromEnvironment(cli.environment)
+        let logger = Logger(minimumLevel: .info, sink: Logger.standardError)
+        let migrator = try? cli.migrator()
+        let app = LedgerApplication(configuration: configuration, http: http, logger: logger, migrator: migrator)
+        try app.start()
+        FileHandle.standardOutput.write(Data("ledger listening on http://\(configuration.listenHost):\(app.port ?? configuration.listenPort)\n".utf8))
+
+        signal(SIGTERM, SIG_IGN)
+        signal(SIGINT, SIG_IGN)
+        let stop = DispatchSemaphore(value: 0)
+        let term = DispatchSource.makeSignalSource(signal: SIGTERM, queue: .global())
+        let int = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
+        term.setEventHandler { stop.signal() }
+        int.setEventHandler { stop.signal() }
+        term.resume()
+        int.resume()
+        stop.wait()
+        logger.info("shutting down: finishing requests in flight")
+        app.stop()
+        return 0
+    }
+}

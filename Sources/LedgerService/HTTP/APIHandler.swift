@@ -1,0 +1,128 @@
+import LedgerCore
+import LedgerHTTP
+import LedgerPostgres
+
+/// The request handler: route, authenticate, authorize, run the use case,
+/// and turn any error into a problem response. Pure routing lives in
+/// `Routes`; the use cases know nothing of HTTP status codes except through
+/// `ServiceError`.
+struct APIHandler: Sendable {
+    let router: Router
+    let authenticator: Authenticator
+    let ingestion: Ingestion
+    let queries: OrderQueries
+    let operations: Operations
+    let logger: Logger
+    let clock: @Sendable () -> Timestamp
+
+    func handle(_ request: HTTPRequest) -> HTTPResponse {
+        switch router.resolve(request) {
+        case .failure(let failure):
+            return failure.response
+        case .success(let (name, parameters)):
+            do {
+                return try dispatch(name, parameters, request)
+            } catch {
+                let problem = ServiceError.from(error)
+                if problem.status >= 500 {
+                    logger.error("request failed", [("requestId", .string(request.requestID)), ("route", .string(name)),
+                                                    ("error", .string(String(describing: error)))])
+                }
+                return problem.response
+            }
+        }
+    }
+
+    private func dispatch(_ name: String, _ parameters: [String: String], _ request: HTTPRequest) throws -> HTTPResponse {
+        let now = clock()
+        guard let spec = Routes.byName[name] else { throw ServiceError.notFound("no such route") }
+        var principal: Principal?
+        if let roles = spec.roles {
+            let p = try authenticator.principal(authorization: request.header("authorization"), now: now)
+            guard roles.contains(p.role) else {
+                throw ServiceError.forbidden("a \(p.role.rawValue) token may not call \(spec.method) \(spec.path)")
+            }
+            principal = p
+        }
+        func orderNo() throws -> MerchantOrderNo {
+            let no = try MerchantOrderNo(parameters["no"] ?? "")
+            if let p = principal, p.role == .client, p.scope != no.value {
+                throw ServiceError.forbidden("this client token is scoped to another order")
+            }
+            return no
+        }
+        // Emails are masked for everyone but auditors.
+        let masked = principal?.role != .auditor
+
+        switch name {
+        case "webhook_web3":
+            return ack(try ingestion.web3Webhook(request, now: now))
+        case "webhook_banxa":
+            return ack(try ingestion.banxaWebhook(request, now: now))
+        case "register_order":
+            let (created, order) = try ingestion.register(request, principal: principal!, now: now)
+            return json(created ? 201 : 200, order, masked: masked)
+        case "get_order":
+            let no = try orderNo()
+            if let asOf = request.query["asOf"] {
+                guard let t = Timestamp.parse(asOf, lenient: true) else {
+                    throw ServiceError.badRequest("asOf must be an RFC 3339 time, for example 2026-11-01T12:00:00Z")
+                }
+                return json(200, try queries.order(no, asOf: t), masked: masked)
+            }
+            return json(200, try queries.order(no), masked: masked)
+        case "order_events":
+            return json(200, try queries.timeline(try orderNo(), includeRaw: !masked), masked: masked)
+        case "list_orders":
+            return json(200, try queries.list(try OrderFilterParser.parse(request)), masked: masked)
+        case "observe_order":
+            return write(try ingestion.observe(try orderNo(), request, principal: principal!, now: now), order: try orderNo(), masked: masked)
+        case "order_client_event":
+            return write(try ingestion.clientEvent(try orderNo(), request, principal: principal!, now: now), order: nil, masked: masked)
+        case "enrollment_client_event":
+            let ref = parameters["ref"] ?? ""
+            guard MerchantOrderNo.isValid(ref) else {
+                throw ServiceError.badRequest("an enrollment reference is 1-64 characters of A-Z a-z 0-9 . _ : -")
+            }
+            if let p = principal, p.role == .client, p.scope != ref {
+                throw ServiceError.forbidden("this client token is scoped to another reference")
+            }
+            return write(try ingestion.enrollmentEvent(ref, request, principal: principal!, now: now), order: nil, masked: masked)
+        case "mint_client_token":
+            return json(201, try operations.mintClientToken(try orderNo(), request, now: now), masked: false)
+        case "correct_order":
+            let no = try orderNo()
+            return write(try ingestion.correct(no, request, principal: principal!, now: now), order: no, masked: masked)
+        case "ledger_head":
+            return json(200, try queries.head(), masked: false)
+        case "export_orders", "export_events":
+            throw ServiceError.notFound("exports are not served yet (see README: exports arrive with the accounting tools)")
+        case "healthz":
+            return .json(200, Array(#"{"status":"ok"}"#.utf8))
+        case "readyz":
+            return operations.readiness()
+        case "metrics":
+            return operations.metricsResponse()
+        case "openapi":
+            return .json(200, Array(OpenAPIDocument.json.utf8))
+        default:
+            throw ServiceError.notFound("no such route")
+        }
+    }
+
+    private func ack(_ result: WriteResult) -> HTTPResponse {
+        json(200, .object([("code", .integer(0)), ("eventId", .string(result.eventID)),
+                           ("position", .integer(result.position)), ("duplicate", .bool(result.duplicate))]), masked: false)
+    }
+
+    private func write(_ result: WriteResult, order: MerchantOrderNo?, masked: Bool) -> HTTPResponse {
+        var fields: [(String, JSONValue)] = [("eventId", .string(result.eventID)), ("position", .integer(result.position)),
+                                             ("duplicate", .bool(result.duplicate))]
+        if let order, let state = try? ingestion.orderJSON(order) { fields.append(("order", state)) }
+        return json(result.duplicate ? 200 : 201, .object(fields), masked: masked)
+    }
+
+    private func json(_ status: Int, _ value: JSONValue, masked: Bool) -> HTTPResponse {
+        .json(status, JSONSerializer.bytes(masked ? EmailMasking.mask(value) : value))
+    }
+}

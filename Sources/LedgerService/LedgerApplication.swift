@@ -1,0 +1,64 @@
+import LedgerCore
+import LedgerHTTP
+import LedgerPostgres
+
+/// The running service: HTTP server, database pool and group committer,
+/// wired from configuration values. `start()` returns the bound port;
+/// `stop()` stops accepting, finishes requests in flight, and flushes the
+/// commits they wait for.
+public final class LedgerApplication: Sendable {
+    public let configuration: LedgerConfiguration
+    let pool: ConnectionPool
+    let committer: GroupCommitter
+    let server: HTTPServer
+    let logger: Logger
+
+    public init(configuration: LedgerConfiguration, http: HTTPServerConfiguration, logger: Logger,
+                migrator: Migrator? = nil, poolSize: Int = 16) {
+        self.configuration = configuration
+        self.logger = logger
+        var database = configuration.database
+        database.poolSize = poolSize
+        database.acquireTimeoutSeconds = 3
+        database.connectTimeoutSeconds = 2
+        let pool = ConnectionPool(configuration: database)
+        let committer = GroupCommitter(pool: pool, projector: OrderProjection())
+        let registry = MetricsRegistry()
+        let metrics = ServiceMetrics(registry: registry, committer: committer, pool: pool)
+        let router = Routes.router
+        let handler = APIHandler(
+            router: router,
+            authenticator: Authenticator(pool: pool),
+            ingestion: Ingestion(configuration: configuration, pool: pool, committer: committer,
+                                 quarantine: Quarantine(pool: pool, rejected: metrics.rejectedDeliveries, logger: logger)),
+            queries: OrderQueries(pool: pool),
+            operations: Operations(pool: pool, migrator: migrator, metrics: registry),
+            logger: logger,
+            clock: { Timestamp.now() })
+        var httpConfiguration = http
+        httpConfiguration.maxBodyBytes = configuration.maxBodyBytes
+        let instrumentation = HTTPInstrumentation(metrics: registry)
+        self.server = HTTPServer(configuration: httpConfiguration, logger: logger,
+                                 observer: instrumentation.observer(logger: logger, router: router),
+                                 handler: { handler.handle($0) })
+        self.pool = pool
+        self.committer = committer
+        registry.addCollector { [server] in instrumentation.sampleInFlight(of: server) }
+    }
+
+    @discardableResult
+    public func start() throws -> Int {
+        let port = try server.start()
+        logger.info("ledger serving", [("port", .int(port))])
+        return port
+    }
+
+    public var port: Int? { server.port }
+
+    public func stop() {
+        server.stop()
+        committer.shutdown()
+        pool.close()
+        logger.info("ledger stopped")
+    }
+}

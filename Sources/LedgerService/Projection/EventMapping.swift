@@ -1,0 +1,42 @@
+import LedgerCore
+import LedgerPostgres
+
+/// How the request that carried an event was received: goes to the event's
+/// metadata column beside what the core puts there (the signing key id).
+struct Receipt: Sendable {
+    var requestID: String
+    /// "signature" for a verified webhook, "token:NAME" for an authenticated API call.
+    var verifiedBy: String
+}
+
+/// Converts between the core's canonical events and the store's records.
+enum EventMapping {
+    static func newEvent(_ event: LedgerEvent, raw: [UInt8]?, receipt: Receipt) -> NewEvent {
+        var metadata: [(String, JSONValue)] = event.metadata.objectFields ?? []
+        metadata.append(("requestId", .string(receipt.requestID)))
+        metadata.append(("verifiedBy", .string(receipt.verifiedBy)))
+        return NewEvent(
+            stream: event.stream,
+            type: event.type,
+            source: event.source.rawValue,
+            payloadJSON: JSONSerializer.string(event.payload),
+            raw: raw,
+            metadataJSON: JSONSerializer.string(.object(metadata)),
+            idempotencyKey: event.idempotencyKey,
+            observedAt: event.observedAt)
+    }
+
+    /// Rebuilds the canonical event of a stored row.
+    static func recorded(_ stored: StoredEvent) throws -> RecordedEvent {
+        try RecordedEvent(type: stored.type, payload: JSONValue.parse(stored.payloadJSON),
+                          observedAt: stored.observedAt, metadata: try? JSONValue.parse(stored.metadataJSON),
+                          position: stored.position, recordedAt: stored.recordedAt)
+    }
+
+    /// Rebuilds the canonical event of a row just appended.
+    static func recorded(_ new: NewEvent, _ receipt: EventReceipt) throws -> RecordedEvent {
+        try RecordedEvent(type: new.type, payload: JSONValue.parse(new.payloadJSON), observedAt: new.observedAt,
+                          metadata: try? JSONValue.parse(new.metadataJSON),
+                          position: receipt.position, recordedAt: receipt.recordedAt)
+    }
+}

@@ -1,0 +1,41 @@
+import LedgerHTTP
+import LedgerPostgres
+import Synchronization
+
+/// The service's Prometheus metrics beyond the HTTP layer's own: events
+/// appended, duplicates, rejected deliveries by reason, group-commit batches,
+/// and database pool use. Store counters are read from the committer at
+/// scrape time.
+struct ServiceMetrics: Sendable {
+    let registry: MetricsRegistry
+    let rejectedDeliveries: Counter
+
+    init(registry: MetricsRegistry, committer: GroupCommitter, pool: ConnectionPool) {
+        self.registry = registry
+        rejectedDeliveries = registry.counter("ledger_rejected_deliveries_total",
+                                              help: "Webhook deliveries refused and quarantined, by reason", labels: ["reason"])
+        let appended = registry.counter("ledger_events_appended_total", help: "Events appended to ledger.events")
+        let duplicates = registry.counter("ledger_event_duplicates_total", help: "Appends answered as duplicates (redeliveries)")
+        let batches = registry.counter("ledger_group_commit_batches_total", help: "Group-commit transactions committed")
+        let failed = registry.counter("ledger_group_commit_failures_total", help: "Group-commit transactions that failed")
+        let poolGauge = registry.gauge("ledger_db_pool_connections", help: "Database pool connections by state", labels: ["state"])
+        let last = Mutex(GroupCommitter.Statistics())
+        registry.addCollector {
+            let now = committer.stats
+            let before = last.withLock { l -> GroupCommitter.Statistics in
+                let b = l
+                l = now
+                return b
+            }
+            appended.increment(by: Double(now.appended - before.appended))
+            duplicates.increment(by: Double(now.duplicates - before.duplicates))
+            batches.increment(by: Double(now.batches - before.batches))
+            failed.increment(by: Double(now.failedBatches - before.failedBatches))
+            let usage = pool.usage
+            poolGauge.set(Double(usage.inUse), "in_use")
+            poolGauge.set(Double(usage.open), "open")
+            poolGauge.set(Double(usage.size), "max")
+            poolGauge.set(Double(usage.waiting), "waiting")
+        }
+    }
+}

@@ -1,0 +1,133 @@
+import LedgerCore
+import LedgerHTTP
+import LedgerPostgres
+
+/// The answer to a write: the event (new or the original of a duplicate).
+struct WriteResult: Sendable {
+    var eventID: String
+    var position: Int64
+    var duplicate: Bool
+}
+
+/// Write use cases: every input becomes one event, committed through the
+/// group committer (so a 2xx always means committed), with the read model
+/// updated in the same transaction.
+struct Ingestion: Sendable {
+    let configuration: LedgerConfiguration
+    let pool: ConnectionPool
+    let committer: GroupCommitter
+    let quarantine: Quarantine
+    let orders = OrderReadModel()
+
+    // MARK: webhooks
+
+    func web3Webhook(_ request: HTTPRequest, now: Timestamp) throws -> WriteResult {
+        let event: LedgerEvent
+        do throws(CoreError) {
+            (_, event) = try Web3Webhook.ingest(headers: request.headers, body: request.body,
+                                                      keys: configuration.web3APIKeys, now: now,
+                                                      toleranceSeconds: configuration.signatureToleranceSeconds)
+        } catch {
+            if error.isUnauthenticated { quarantine.keep(request, provider: Web3Webhook.provider, error: error) }
+            throw error
+        }
+        return try commit(event, raw: request.body, request: request, verifiedBy: "signature")
+    }
+
+    func banxaWebhook(_ request: HTTPRequest, now: Timestamp) throws -> WriteResult {
+        let event: LedgerEvent
+        do throws(CoreError) {
+            guard let apiKey = configuration.banxaAPIKey else {
+                throw CoreError.noKeysConfigured
+            }
+            (_, event) = try BanxaWebhook.ingest(headers: request.headers, body: request.body, apiKey: apiKey,
+                                                 secrets: configuration.banxaAPISecrets, now: now,
+                                                 toleranceSeconds: configuration.signatureToleranceSeconds)
+        } catch {
+            if error.isUnauthenticated { quarantine.keep(request, provider: BanxaWebhook.provider, error: error) }
+            throw error
+        }
+        return try commit(event, raw: request.body, request: request, verifiedBy: "signature")
+    }
+
+    // MARK: API writes
+
+    /// 201 for a new order, 200 for the same content again, 409 for other content.
+    func register(_ request: HTTPRequest, principal: Principal, now: Timestamp) throws -> (created: Bool, order: JSONValue) {
+        let registration = try OrderRequests.registration(body: request.body, receivedAt: now)
+        let outcome = try append(.registered(registration), raw: request.body, request: request, principal: principal)
+        let no = registration.merchantOrderNo
+        switch outcome {
+        case .appended:
+            return (true, try orderJSON(no))
+        case .duplicate:
+            return (false, try orderJSON(no))
+        case .keyConflict(let existing):
+            // Same content may still be spelled differently ("40" vs "40.00").
+            let stored = try pool.withConnection { try EventStore().read(stream: no.stream, on: $0) }
+            guard let original = stored.first(where: { $0.position == existing.position }),
+                  case .registered(let earlier) = try EventMapping.recorded(original).event,
+                  earlier.sameContent(as: registration) else {
+                throw ServiceError.conflict("order \(no.value) is already registered with different content")
+            }
+            return (false, try orderJSON(no))
+        case .versionConflict:
+            throw ServiceError.internalError("unexpected version conflict")
+        }
+    }
+
+    func observe(_ no: MerchantOrderNo, _ request: HTTPRequest, principal: Principal, now: Timestamp) throws -> WriteResult {
+        let event = try OrderRequests.observation(merchantOrderNo: no, body: request.body, receivedAt: now)
+        return try commit(event, raw: request.body, request: request, verifiedBy: "token:" + principal.name)
+    }
+
+    func clientEvent(_ no: MerchantOrderNo, _ request: HTTPRequest, principal: Principal, now: Timestamp) throws -> WriteResult {
+        let signal = try ClientEventRequest.parse(merchantOrderNo: no, body: request.body, receivedAt: now)
+        return try commit(.clientSignal(signal), raw: request.body, request: request, verifiedBy: "token:" + principal.name)
+    }
+
+    func enrollmentEvent(_ ref: String, _ request: HTTPRequest, principal: Principal, now: Timestamp) throws -> WriteResult {
+        let signal = try ClientEventRequest.parseEnrollment(enrollmentRef: ref, body: request.body, receivedAt: now)
+        return try commit(.enrollment(signal), raw: request.body, request: request, verifiedBy: "token:" + principal.name)
+    }
+
+    func correct(_ no: MerchantOrderNo, _ request: HTTPRequest, principal: Principal, now: Timestamp) throws -> WriteResult {
+        guard try pool.withConnection({ try orders.load(no, on: $0) }) != nil else {
+            throw ServiceError.notFound("no order \(no.value)")
+        }
+        // A retried correction carries the same Idempotency-Key; without one, each request is new.
+        let unique = request.header("idempotency-key") ?? request.requestID
+        let event = try OrderRequests.correction(merchantOrderNo: no, body: request.body, actor: principal.name,
+                                                 uniqueId: unique, receivedAt: now)
+        return try commit(.observed(event), raw: request.body, request: request, verifiedBy: "token:" + principal.name)
+    }
+
+    // MARK: plumbing
+
+    func orderJSON(_ no: MerchantOrderNo) throws -> JSONValue {
+        guard let json = try pool.withConnection({ try orders.json(no, on: $0) }) else {
+            throw ServiceError.internalError("order \(no.value) has events but no read model")
+        }
+        return json
+    }
+
+    private func append(_ event: LedgerEvent, raw: [UInt8], request: HTTPRequest, principal: Principal) throws -> AppendOutcome {
+        try appendOutcome(event, raw: raw, request: request, verifiedBy: "token:" + principal.name)
+    }
+
+    private func appendOutcome(_ event: LedgerEvent, raw: [UInt8], request: HTTPRequest, verifiedBy: String) throws -> AppendOutcome {
+        let new = EventMapping.newEvent(event, raw: raw, receipt: Receipt(requestID: request.requestID, verifiedBy: verifiedBy))
+        return try committer.append([new], timeout: 8)[0]
+    }
+
+    func commit(_ event: LedgerEvent, raw: [UInt8], request: HTTPRequest, verifiedBy: String) throws -> WriteResult {
+        switch try appendOutcome(event, raw: raw, request: request, verifiedBy: verifiedBy) {
+        case .appended(let r): return WriteResult(eventID: r.eventID, position: r.position, duplicate: false)
+        case .duplicate(let r, _): return WriteResult(eventID: r.eventID, position: r.position, duplicate: true)
+        case .keyConflict:
+            throw ServiceError.conflict("an event with this idempotency key already exists with different content")
+        case .versionConflict:
+            throw ServiceError.internalError("unexpected version conflict")
+        }
+    }
+}
