@@ -26,8 +26,6 @@ public struct LedgerCLI {
           replay --order NO [--as-of TIME] [--json]    an order's history, event by event
           verify                                  check the hash chain and the read models
           rebuild                                 rebuild the read models from the events
-          export orders|events --from T --to T [--format csv|jsonl] [--out FILE]
-          poll --once                             one pass of the poller
 
         Configuration comes from the environment (DATABASE_URL, LEDGER_*); see README.md.
         Every command takes --help.
@@ -45,6 +43,8 @@ public struct LedgerCLI {
             case "token": try TokenCommand(cli: self).run(rest)
             case "verify": return try VerifyCommand(cli: self).run(rest)
             case "serve": return try ServeCommand(cli: self).run(rest)
+            case "rebuild": return try RebuildCommand(cli: self).run(rest)
+            case "replay": return try ReplayCommand(cli: self).run(rest)
             default:
                 if let extra = extraCommands[command] { return try extra(self, rest) }
                 throw CLIError.usage("unknown command \(command)")

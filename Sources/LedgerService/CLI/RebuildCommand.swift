@@ -1,0 +1,50 @@
+import LedgerCore
+import LedgerPostgres
+
+/// `ledger rebuild`: recomputes ledger.orders and ledger.enrollments from the
+/// events, in one transaction, holding the append lock so no write interleaves.
+struct RebuildCommand {
+    let cli: LedgerCLI
+
+    func run(_ words: [String]) throws -> Int32 {
+        let args = try Arguments(words, valued: [])
+        if args.has("help") {
+            cli.output("usage: ledger rebuild\n  Rebuilds the read models (ledger.orders, ledger.enrollments) from ledger.events, atomically.")
+            return 0
+        }
+        try args.allowOnly(flags: ["help"])
+        let projection = OrderProjection()
+        let store = EventStore()
+        let count = try cli.connect().transaction { c -> Int in
+            try c.query("SELECT pg_advisory_xact_lock(7413001)")   // the append lock: writers wait
+            try c.query("DELETE FROM ledger.orders")
+            try c.query("DELETE FROM ledger.enrollments")
+            var after: Int64 = 0
+            var total = 0
+            while true {
+                let events = try store.read(after: after, limit: 2000, on: c)
+                guard let last = events.last else { break }
+                after = last.position
+                total += events.count
+                var byOrder: [(MerchantOrderNo, [RecordedEvent])] = []
+                var enrollments = Set<String>()
+                for stored in events {
+                    guard let recorded = try? EventMapping.recorded(stored) else { continue }
+                    if let no = recorded.event.merchantOrderNo {
+                        if byOrder.last?.0 == no { byOrder[byOrder.count - 1].1.append(recorded) } else { byOrder.append((no, [recorded])) }
+                    } else if case .enrollment(let e) = recorded.event {
+                        enrollments.insert(e.enrollmentRef)
+                    }
+                }
+                for (no, recorded) in byOrder { try projection.apply(recorded, to: no, on: c) }
+                for ref in enrollments.sorted() {
+                    let stream = try store.read(stream: "enrollment-" + ref, on: c).filter { $0.position <= after }
+                    try projection.enrollments.save(EnrollmentState.replay(ref, stream.compactMap { try? EventMapping.recorded($0) }), on: c)
+                }
+            }
+            return total
+        }
+        cli.output("rebuilt the read models from \(count) events")
+        return 0
+    }
+}
