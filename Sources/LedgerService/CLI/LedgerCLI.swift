@@ -10,6 +10,8 @@ public struct LedgerCLI {
     public let environment: [String: String]
     public let executablePath: String
     public var output: (String) -> Void = { print($0) }
+    /// Where the one-line error goes (stderr; tests capture it).
+    public var errorOutput: (String) -> Void = { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
 
     public init(environment: [String: String], executablePath: String) {
         self.environment = environment
@@ -52,7 +54,7 @@ public struct LedgerCLI {
             return 0
         } catch {
             let (message, code) = Self.describe(error)
-            FileHandle.standardError.write(Data(("ledger: " + message + "\n").utf8))
+            errorOutput("ledger: " + message)
             return code
         }
     }

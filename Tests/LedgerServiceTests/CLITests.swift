@@ -1,0 +1,152 @@
+import LedgerCore
+import LedgerPostgres
+@testable import LedgerService
+import LedgerTestSupport
+import Synchronization
+import Testing
+
+/// Runs the `ledger` command in-process against a test database, capturing its output.
+final class CLIRun: Sendable {
+    let lines = Mutex<[String]>([])
+    let errors = Mutex<[String]>([])
+
+    func callAsFunction(_ arguments: [String], env: [String: String]) -> Int32 {
+        var cli = LedgerCLI(environment: env.merging(["LEDGER_MIGRATIONS": TestDatabase.migrationsDirectory]) { a, _ in a },
+                            executablePath: "/nonexistent/ledger")
+        cli.output = { line in self.lines.withLock { $0.append(line) } }
+        cli.errorOutput = { line in self.errors.withLock { $0.append(line) } }
+        return cli.run(arguments)
+    }
+
+    var output: [String] { lines.withLock { $0 } }
+    var errorLines: [String] { errors.withLock { $0 } }
+}
+
+@Suite("The ledger command")
+struct CLITests {
+    let db: TestDatabase
+    var env: [String: String] { ["DATABASE_URL": db.url] }
+    init() throws { db = try TestDatabase.create("cli") }
+
+    @Test("token create prints the token on its last line and stores only its hash")
+    func tokenCreate() throws {
+        let run = CLIRun()
+        #expect(run(["token", "create", "--role", "support", "--name", "alice", "--ttl", "30d"], env: env) == 0)
+        let token = try #require(run.output.last)
+        #expect(token.hasPrefix("lgr_") && token.count == 68)
+        let c = try db.connect()
+        let stored = try c.query("SELECT encode(token_hash, 'hex') AS h FROM ledger.tokens WHERE name = 'alice'").string(0, "h")
+        #expect(stored == Hex.encode(Crypto.sha256(Array(token.utf8))))
+        #expect(try c.query("SELECT count(*) AS n FROM ledger.tokens WHERE encode(token_hash, 'escape') LIKE '%' || $1 || '%'",
+                            [.text(token)]).int64(0, "n") == 0)
+        #expect(try TokenIssuer().authenticate(token, now: .now(), on: c)?.role == "support")
+    }
+
+    @Test("token list shows tokens and revoke makes a token invalid")
+    func listAndRevoke() throws {
+        let run = CLIRun()
+        #expect(run(["token", "create", "--role", "auditor", "--name", "bob"], env: env) == 0)
+        let token = try #require(run.output.last)
+        #expect(run(["token", "list"], env: env) == 0)
+        #expect(run.output.contains { $0.hasPrefix("bob\tauditor\tactive") })
+        #expect(run(["token", "revoke", "bob"], env: env) == 0)
+        #expect(try TokenIssuer().authenticate(token, now: .now(), on: db.connect()) == nil)
+        #expect(run(["token", "revoke", "bob"], env: env) == 1)
+        #expect(run.errorLines.last?.contains("no active token") == true)
+    }
+
+    @Test("a wrong role or a duplicate name is refused with one line and a non-zero exit")
+    func badTokenRequests() throws {
+        let run = CLIRun()
+        #expect(run(["token", "create", "--role", "king", "--name", "x"], env: env) == 64)
+        #expect(run(["token", "create", "--role", "support", "--name", "dup"], env: env) == 0)
+        #expect(run(["token", "create", "--role", "support", "--name", "dup"], env: env) == 1)
+        #expect(run.errorLines.count == 2)
+    }
+
+    @Test("an invalid DATABASE_URL or an unreachable server exits 2 with one clear line",
+          arguments: ["postgresql://x@127.0.0.1:1/none", "host=127.0.0.1 port=notaport", "nonsense = = ="])
+    func badDatabase(url: String) {
+        let run = CLIRun()
+        #expect(run(["verify"], env: ["DATABASE_URL": url]) == 2)
+        #expect(run.errorLines.count == 1)
+        #expect(run.errorLines.first?.hasPrefix("ledger: ") == true)
+    }
+
+    @Test("a missing DATABASE_URL exits 2 naming the variable")
+    func missingDatabase() {
+        let run = CLIRun()
+        #expect(run(["migrate"], env: [:]) == 2)
+        #expect(run.errorLines.first?.contains("DATABASE_URL") == true)
+    }
+
+    @Test("migrate --status reports every migration applied")
+    func migrateStatus() throws {
+        let run = CLIRun()
+        #expect(run(["migrate", "--status"], env: env) == 0)
+        #expect(run.output.last == "up to date")
+        #expect(run(["migrate"], env: env) == 0)
+        #expect(run.output.last == "already up to date")
+    }
+
+    @Test("verify passes on a clean ledger, finds a drifted read model, and rebuild repairs it")
+    func verifyAndRebuild() throws {
+        // Write through the real projection path: a registration and a paid webhook.
+        try TestWrites(pool: db.pool(size: 1)).registerAndPay("V-1")
+        let run = CLIRun()
+        #expect(run(["verify"], env: env) == 0)
+        #expect(run.output.last == "read models match a replay of the events")
+
+        let c = try db.connect()
+        try c.query("UPDATE ledger.orders SET state = jsonb_set(state, '{observations}', '[]') WHERE merchant_order_no = 'V-1'")
+        #expect(run(["verify"], env: env) == 1)
+        #expect(run.errorLines.last?.contains("V-1") == true)
+
+        #expect(run(["rebuild"], env: env) == 0)
+        #expect(run(["verify"], env: env) == 0)
+        #expect(try c.query("SELECT status FROM ledger.orders WHERE merchant_order_no = 'V-1'").string(0, "status") == "3")
+    }
+
+    @Test("verify exits 1 naming the position of a tampered event")
+    func verifyTamper() throws {
+        try TestWrites(pool: db.pool(size: 1)).registerAndPay("T-1")
+        let c = try db.connect()
+        try c.query("SET session_replication_role = replica")
+        try c.query("UPDATE ledger.events SET payload = jsonb_set(payload, '{amount}', '\"41.00\"') WHERE position = 1")
+        try c.query("SET session_replication_role = origin")
+        let run = CLIRun()
+        #expect(run(["verify"], env: env) == 1)
+        #expect(run.errorLines.last?.contains("position 1") == true)
+    }
+
+    @Test("replay prints every event with the status after it")
+    func replay() throws {
+        try TestWrites(pool: db.pool(size: 1)).registerAndPay("R-1")
+        let run = CLIRun()
+        #expect(run(["replay", "--order", "R-1"], env: env) == 0)
+        #expect(run.output.count == 3)
+        #expect(run.output[0].contains("→ 1 awaiting_payment"))
+        #expect(run.output[1].contains("→ 3 paid"))
+        #expect(run(["replay", "--order", "bad order"], env: env) == 64)
+    }
+}
+
+/// Writes events the way the service does: group commit with the read-model projection.
+struct TestWrites {
+    let pool: ConnectionPool
+
+    func registerAndPay(_ no: String) throws {
+        let committer = GroupCommitter(pool: pool, projector: OrderProjection())
+        defer { committer.shutdown(); pool.close() }
+        let now = Timestamp.now()
+        let registration = try OrderRequests.registration(
+            body: Array(#"{"merchantOrderNo":"\#(no)","provider":"web3","amount":"40.00","asset":"USDT"}"#.utf8), receivedAt: now)
+        let body = Array(#"{"merchantOrderNo":"\#(no)","status":3,"amount":"40.00","txHash":"0x1"}"#.utf8)
+        let ts = String(now.seconds)
+        let headers = ["x-pay-timestamp": ts, "x-pay-signature": Web3Webhook.signature(key: "k", timestamp: ts, body: body)]
+        let (_, paid) = try Web3Webhook.ingest(headers: headers, body: body, keys: ["k"], now: now)
+        let receipt = Receipt(requestID: "test", verifiedBy: "signature")
+        _ = try committer.append([EventMapping.newEvent(.registered(registration), raw: nil, receipt: receipt)])
+        _ = try committer.append([EventMapping.newEvent(paid, raw: body, receipt: receipt)])
+    }
+}
