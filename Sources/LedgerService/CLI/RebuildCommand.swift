@@ -36,7 +36,13 @@ struct RebuildCommand {
                         enrollments.insert(e.enrollmentRef)
                     }
                 }
-                for (no, recorded) in byOrder { try projection.apply(recorded, to: no, on: c) }
+                // Consecutive runs of one order may repeat across the page; merge them per order.
+                var merged: [(MerchantOrderNo, [RecordedEvent])] = []
+                var index: [MerchantOrderNo: Int] = [:]
+                for (no, recorded) in byOrder {
+                    if let i = index[no] { merged[i].1 += recorded } else { index[no] = merged.count; merged.append((no, recorded)) }
+                }
+                try projection.apply(merged, on: c)
                 for ref in enrollments.sorted() {
                     let stream = try store.read(stream: "enrollment-" + ref, on: c).filter { $0.position <= after }
                     try projection.enrollments.save(EnrollmentState.replay(ref, stream.compactMap { try? EventMapping.recorded($0) }), on: c)

@@ -24,23 +24,28 @@ struct OrderProjection: BatchProjector {
                 enrollmentRefs.append(e.enrollmentRef)
             }
         }
-        for (no, events) in orderEvents {
-            try apply(events, to: no, on: c)
-        }
+        try apply(orderEvents, on: c)
         for ref in enrollmentRefs {
             let stored = try EventStore().read(stream: "enrollment-" + ref, on: c)
             try enrollments.save(EnrollmentState.replay(ref, stored.map(EventMapping.recorded)), on: c)
         }
     }
 
-    /// Folds `events` into the order's stored state and saves it. The export
+    /// Folds each order's new events into its stored state and saves them all:
+    /// one query to load, one to save, whatever the batch size. The export
     /// period key (when the first paid observation was recorded) is set once.
-    func apply(_ events: [RecordedEvent], to no: MerchantOrderNo, on c: PostgresConnection) throws {
-        var (state, paidRecordedAt) = try orders.load(no, forUpdate: true, on: c) ?? (OrderState(merchantOrderNo: no), nil)
-        for event in events {
-            OrderState.reduce(into: &state, event)
-            if paidRecordedAt == nil && state.paid { paidRecordedAt = event.recordedAt }
+    func apply(_ batch: [(MerchantOrderNo, [RecordedEvent])], on c: PostgresConnection) throws {
+        let stored = try orders.loadMany(batch.map(\.0), on: c)
+        var updated: [(OrderState, Timestamp?)] = []
+        updated.reserveCapacity(batch.count)
+        for (no, events) in batch {
+            var (state, paidRecordedAt) = stored[no.value] ?? (OrderState(merchantOrderNo: no), nil)
+            for event in events {
+                OrderState.reduce(into: &state, event)
+                if paidRecordedAt == nil && state.paid { paidRecordedAt = event.recordedAt }
+            }
+            updated.append((state, paidRecordedAt))
         }
-        try orders.save(state, paidRecordedAt: paidRecordedAt, on: c)
+        try orders.saveMany(updated, on: c)
     }
 }

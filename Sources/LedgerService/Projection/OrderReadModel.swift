@@ -20,17 +20,67 @@ struct OrderReadModel: Sendable {
         try load(no, on: c).map { $0.0.toJSON() }
     }
 
+    /// Many orders' stored states at once, locked for update (one round trip).
+    func loadMany(_ numbers: [MerchantOrderNo], on c: PostgresConnection) throws -> [String: (OrderState, Timestamp?)] {
+        if numbers.isEmpty { return [:] }
+        // Order numbers are [A-Za-z0-9._:-]: safe inside a quoted array element.
+        let array = "{" + numbers.map { "\"" + $0.value + "\"" }.joined(separator: ",") + "}"
+        let result = try c.query("""
+            SELECT merchant_order_no, state::text AS state, ledger.micros(paid_recorded_at) AS paid_recorded_us
+              FROM ledger.orders WHERE merchant_order_no = ANY($1::text[])
+             ORDER BY merchant_order_no
+               FOR UPDATE
+            """, [.text(array)])
+        var out: [String: (OrderState, Timestamp?)] = [:]
+        for r in 0..<result.count {
+            let state = try OrderState(storage: JSONValue.parse(try result.string(r, "state")))
+            let paid = try result.value(r, "paid_recorded_us").flatMap(Int64.init).map(Timestamp.init(microseconds:))
+            out[try result.string(r, "merchant_order_no")] = (state, paid)
+        }
+        return out
+    }
+
     func save(_ s: OrderState, paidRecordedAt: Timestamp?, on c: PostgresConnection) throws {
-        func time(_ t: Timestamp?) -> SQLValue { t.map { .text(String($0.microseconds)) } ?? .null }
+        try saveMany([(s, paidRecordedAt)], on: c)
+    }
+
+    /// Upserts many orders in one statement: the rows travel as one JSON array.
+    func saveMany(_ states: [(OrderState, Timestamp?)], on c: PostgresConnection) throws {
+        if states.isEmpty { return }
+        func text(_ v: String?) -> JSONValue { v.map(JSONValue.string) ?? .null }
+        func micros(_ t: Timestamp?) -> JSONValue { t.map { .string(String($0.microseconds)) } ?? .null }
+        let rows: [JSONValue] = states.map { s, paidRecordedAt in
+            .object([
+                ("no", .string(s.merchantOrderNo.value)), ("provider", text(s.provider)),
+                ("status", .integer(s.status.rawValue)), ("status_name", .string(s.statusName)),
+                ("paid", .bool(s.paid)), ("attention", .bool(s.attention)), ("late_payment", .bool(s.latePayment)),
+                ("refunded", .bool(s.refunded)), ("expected_amount", text(s.expectedAmount)),
+                ("paid_amount", text(s.paidAmount)), ("asset", text(s.asset)), ("fiat_currency", text(s.fiatCurrency)),
+                ("fiat_amount", text(s.fiatAmount)), ("provider_order_id", text(s.providerOrderId)),
+                ("tx_hash", text(s.txHash)), ("external_customer_id", text(s.externalCustomerId)),
+                ("created_us", micros(s.createdAt)), ("updated_us", micros(s.updatedAt ?? Timestamp.now())),
+                ("paid_us", micros(s.paidAt)), ("paid_recorded_us", micros(paidRecordedAt)),
+                ("event_count", .integer(s.eventCount)), ("last_position", .integer(s.lastPosition ?? 0)),
+                ("state", s.storageJSON()),
+            ])
+        }
         try c.query("""
             INSERT INTO ledger.orders AS o (
                 merchant_order_no, provider, status, status_name, paid, attention, late_payment, refunded,
                 expected_amount, paid_amount, asset, fiat_currency, fiat_amount, provider_order_id, tx_hash,
                 external_customer_id, created_at, updated_at, paid_at, paid_recorded_at,
                 event_count, last_position, state)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
-                    ledger.from_micros($17), ledger.from_micros($18), ledger.from_micros($19), ledger.from_micros($20),
-                    $21, $22, $23::jsonb)
+            SELECT r.no, r.provider, r.status, r.status_name, r.paid, r.attention, r.late_payment, r.refunded,
+                   r.expected_amount, r.paid_amount, r.asset, r.fiat_currency, r.fiat_amount, r.provider_order_id,
+                   r.tx_hash, r.external_customer_id, ledger.from_micros(r.created_us), ledger.from_micros(r.updated_us),
+                   ledger.from_micros(r.paid_us), ledger.from_micros(r.paid_recorded_us),
+                   r.event_count, r.last_position, r.state
+              FROM jsonb_to_recordset($1::jsonb) AS r(
+                   no text, provider text, status smallint, status_name text, paid boolean, attention boolean,
+                   late_payment boolean, refunded boolean, expected_amount text, paid_amount text, asset text,
+                   fiat_currency text, fiat_amount text, provider_order_id text, tx_hash text,
+                   external_customer_id text, created_us bigint, updated_us bigint, paid_us bigint,
+                   paid_recorded_us bigint, event_count integer, last_position bigint, state jsonb)
             ON CONFLICT (merchant_order_no) DO UPDATE SET
                 provider = excluded.provider, status = excluded.status, status_name = excluded.status_name,
                 paid = excluded.paid, attention = excluded.attention, late_payment = excluded.late_payment,
@@ -41,14 +91,7 @@ struct OrderReadModel: Sendable {
                 created_at = excluded.created_at, updated_at = excluded.updated_at, paid_at = excluded.paid_at,
                 paid_recorded_at = excluded.paid_recorded_at, event_count = excluded.event_count,
                 last_position = excluded.last_position, state = excluded.state
-            """, [
-                .text(s.merchantOrderNo.value), .optional(s.provider), .int(Int64(s.status.rawValue)), .text(s.statusName),
-                .bool(s.paid), .bool(s.attention), .bool(s.latePayment), .bool(s.refunded),
-                .optional(s.expectedAmount), .optional(s.paidAmount), .optional(s.asset), .optional(s.fiatCurrency),
-                .optional(s.fiatAmount), .optional(s.providerOrderId), .optional(s.txHash), .optional(s.externalCustomerId),
-                time(s.createdAt), time(s.updatedAt ?? Timestamp.now()), time(s.paidAt), time(paidRecordedAt),
-                .int(Int64(s.eventCount)), .int(s.lastPosition ?? 0), .text(JSONSerializer.string(s.storageJSON())),
-            ])
+            """, [.text(JSONSerializer.string(.array(rows)))])
     }
 }
 

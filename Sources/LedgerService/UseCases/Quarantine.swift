@@ -22,7 +22,7 @@ struct Quarantine: Sendable {
     func keep(_ request: HTTPRequest, provider: String, error rejection: CoreError) {
         rejected.increment(rejection.reason)
         do {
-            try pool.withConnection { c in
+            _ = try pool.withConnection { c in
                 try c.query("""
                     INSERT INTO ledger.quarantine (provider, path, remote_address, reason, detail, request_id, headers, raw)
                     VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8)
