@@ -77,7 +77,20 @@ struct Ingestion: Sendable {
     }
 
     func observe(_ no: MerchantOrderNo, _ request: HTTPRequest, principal: Principal, now: Timestamp) throws -> WriteResult {
-        let event = try OrderRequests.observation(merchantOrderNo: no, body: request.body, receivedAt: now)
+        var event = try OrderRequests.observation(merchantOrderNo: no, body: request.body, receivedAt: now)
+        // Without observedAt the core keys a query observation by its arrival time, so a
+        // replay would be a new event. An Idempotency-Key header makes replays duplicates.
+        if let key = request.header("idempotency-key") {
+            guard (1...128).contains(key.utf8.count), key.unicodeScalars.allSatisfy({ $0.value > 32 && $0.value < 127 }) else {
+                throw ServiceError.badRequest("Idempotency-Key must be 1-128 visible ASCII characters")
+            }
+            let scoped = "\(event.provider):query:\(no.stream):request:\(key)"
+            switch event {
+            case .observed(var o): o.idempotencyKey = scoped; event = .observed(o)
+            case .adjustment(var a): a.idempotencyKey = scoped; event = .adjustment(a)
+            default: break
+            }
+        }
         return try commit(event, raw: request.body, request: request, verifiedBy: "token:" + principal.name)
     }
 
