@@ -1,0 +1,190 @@
+import Foundation
+import LedgerCore
+import LedgerHTTP
+import LedgerPostgres
+@testable import LedgerService
+import LedgerTestSupport
+
+/// A real ledger service on loopback over a fresh, migrated database: the
+/// thing a merchant backend, a provider and support staff talk to.
+final class LedgerFixture: @unchecked Sendable {
+    // @unchecked: every stored property is immutable after init.
+    static let web3Keys = ["key-old", "key-new"]
+    static let banxaAPIKey = "bk"
+    static let banxaSecret = "bs1"
+
+    let databaseURL: String
+    let app: LedgerApplication
+    let port: Int
+    let client: HTTPClient
+    /// A token of each staff role, made directly in the database.
+    let ingest: String
+    let support: String
+    let auditor: String
+    let accountant: String
+
+    static func start(_ label: String, poolSize: Int = 4, migrator: Migrator? = nil,
+                      configure: (inout HTTPServerConfiguration) -> Void = { _ in }) throws -> LedgerFixture {
+        let db = try TestDatabase.create(label)
+        return try LedgerFixture(databaseURL: db.url, poolSize: poolSize, migrator: migrator, configure: configure)
+    }
+
+    init(databaseURL: String, poolSize: Int = 4, migrator: Migrator? = nil,
+         configure: (inout HTTPServerConfiguration) -> Void = { _ in }) throws {
+        self.databaseURL = databaseURL
+        let configuration = try LedgerConfiguration.fromEnvironment(Self.environment(databaseURL: databaseURL))
+        var http = HTTPServerConfiguration()
+        http.port = 0
+        http.workerThreads = 8
+        http.requestTimeoutSeconds = 10
+        http.shutdownGraceSeconds = 10
+        configure(&http)
+        let c = try PostgresConnection(connectionString: databaseURL)
+        defer { c.close() }
+        let issuer = TokenIssuer()
+        ingest = try issuer.create(role: .ingest, name: "merchant-backend", expiresAt: nil, on: c)
+        support = try issuer.create(role: .support, name: "support-desk", expiresAt: nil, on: c)
+        auditor = try issuer.create(role: .auditor, name: "auditor-ann", expiresAt: nil, on: c)
+        accountant = try issuer.create(role: .accountant, name: "accounts", expiresAt: nil, on: c)
+        app = LedgerApplication(configuration: configuration, http: http, logger: .disabled, migrator: migrator, poolSize: poolSize)
+        port = try app.start()
+        client = HTTPClient(port: port)
+    }
+
+    static func environment(databaseURL: String) -> [String: String] {
+        ["DATABASE_URL": databaseURL,
+         "LEDGER_WEB3_API_KEYS": web3Keys.joined(separator: ","),
+         "LEDGER_BANXA_API_KEY": banxaAPIKey,
+         "LEDGER_BANXA_API_SECRETS": banxaSecret]
+    }
+
+    func stop() { app.stop() }
+
+    // MARK: database
+
+    func connect() throws -> PostgresConnection { try PostgresConnection(connectionString: databaseURL) }
+
+    func query(_ sql: String, _ parameters: [SQLValue] = []) throws -> QueryResult {
+        let c = try connect()
+        defer { c.close() }
+        return try c.query(sql, parameters)
+    }
+
+    func count(_ sql: String, _ parameters: [SQLValue] = []) throws -> Int64 {
+        try query(sql, parameters).int64(0, "n")
+    }
+
+    /// Events stored under a webhook body's idempotency key ("web3:" + hex SHA-256 of the raw body).
+    func storedCount(web3Body body: [UInt8]) throws -> Int64 {
+        try count("SELECT count(*) AS n FROM ledger.events WHERE idempotency_key = $1", [.text(Self.web3Key(body))])
+    }
+
+    static func web3Key(_ body: [UInt8]) -> String { "web3:" + Hex.encode(Crypto.sha256(body)) }
+
+    /// A fresh token of `role`, optionally scoped to an order and expiring.
+    func token(_ role: Role, orderNo: String? = nil, expiresAt: Timestamp? = nil) throws -> String {
+        try namedToken(role, orderNo: orderNo, expiresAt: expiresAt).token
+    }
+
+    func namedToken(_ role: Role, orderNo: String? = nil, expiresAt: Timestamp? = nil) throws -> (name: String, token: String) {
+        let c = try connect()
+        defer { c.close() }
+        let name = "\(role.rawValue)-\(UInt32.random(in: 0...UInt32.max))"
+        return (name, try TokenIssuer().create(role: role, name: name, orderNo: orderNo, expiresAt: expiresAt, on: c))
+    }
+
+    func revoke(_ name: String) throws {
+        let c = try connect()
+        defer { c.close() }
+        try TokenStore().revoke(name: name, on: c)
+    }
+
+    // MARK: web3 webhooks
+
+    static func web3Body(_ no: String, status: Int, amount: String = "40", extra: String = "") -> [UInt8] {
+        Array(#"{"merchantOrderNo":"\#(no)","orderNo":"GW-\#(no)","status":\#(status),"statusText":"s\#(status)","amount":"\#(amount)","chainId":"56","tokenId":"usdt"\#(extra)}"#.utf8)
+    }
+
+    static func web3Headers(_ body: [UInt8], timestamp: String, key: String = "key-new") -> [(String, String)] {
+        [("X-Pay-Timestamp", timestamp), ("X-Pay-Signature", Web3Webhook.signature(key: key, timestamp: timestamp, body: body))]
+    }
+
+    /// Posts a web3 webhook signed with `key` at `timestamp` (Unix seconds; now by default).
+    func sendWeb3(_ body: [UInt8], timestamp: Int64? = nil, key: String = "key-new") throws -> Reply {
+        let ts = String(timestamp ?? Timestamp.now().seconds)
+        return try client.post("/v1/webhooks/web3", body: body, headers: Self.web3Headers(body, timestamp: ts, key: key))
+    }
+
+    // MARK: merchant API
+
+    func register(_ no: String, amount: String = "40", extra: String = "") throws -> Reply {
+        try client.post("/v1/orders", token: ingest,
+                        json: #"{"merchantOrderNo":"\#(no)","provider":"web3","amount":"\#(amount)","asset":"USDT","chainId":"56","tokenId":"usdt"\#(extra)}"#)
+    }
+
+    func order(_ no: String, token: String? = nil) throws -> Reply {
+        try client.get("/v1/orders/\(no)", token: token ?? support)
+    }
+
+    // MARK: metrics
+
+    /// The value of one Prometheus sample, e.g. `ledger_rejected_deliveries_total{reason="bad_signature"}`; 0 when absent.
+    func metric(_ sample: String) throws -> Double {
+        let text = try client.get("/metrics").text
+        for line in text.split(separator: "\n") where line.hasPrefix(sample + " ") {
+            return Double(line.dropFirst(sample.count + 1)) ?? .nan
+        }
+        return 0
+    }
+}
+
+/// Runs `body(i)` for i in 0..<count, each on its own thread, and waits for all.
+/// (Dedicated threads, not the 2-thread cooperative pool of a 2-core machine.)
+func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+    let group = DispatchGroup()
+    for i in 0..<count {
+        group.enter()
+        let thread = Thread {
+            body(i)
+            group.leave()
+        }
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+    group.wait()
+}
+
+/// A lock-protected value for collecting results from several threads.
+final class Locked<Value>: @unchecked Sendable {
+    // @unchecked: `value` is only touched under `lock`.
+    private let lock = NSLock()
+    private var value: Value
+    init(_ value: Value) { self.value = value }
+    func with<T>(_ body: (inout Value) -> T) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&value)
+    }
+    var snapshot: Value { with { $0 } }
+}
+
+/// Bounded polling: true as soon as `condition` holds, false after `seconds`.
+func eventually(within seconds: Double, every interval: Double = 0.1, _ condition: () throws -> Bool) -> Bool {
+    let deadline = Date(timeIntervalSinceNow: seconds)
+    repeat {
+        if (try? condition()) == true { return true }
+        Thread.sleep(forTimeInterval: interval)
+    } while Date() < deadline
+    return false
+}
+
+extension JSONValue {
+    /// This object without the named keys (for comparing read models of different orders).
+    func removing(_ keys: Set<String>) -> JSONValue {
+        switch self {
+        case .object(let fields): return .object(fields.filter { !keys.contains($0.0) }.map { ($0.0, $0.1.removing(keys)) })
+        case .array(let items): return .array(items.map { $0.removing(keys) })
+        default: return self
+        }
+    }
+}
