@@ -106,13 +106,13 @@ public struct EventStore: Sendable {
         var out = "["
         for (i, e) in events.enumerated() {
             if i > 0 { out += "," }
-            out += "{\"stream\":" + JSONText.quote(e.stream)
-            out += ",\"type\":" + JSONText.quote(e.type)
-            out += ",\"source\":" + JSONText.quote(e.source)
+            out += "{\"stream\":" + JSONSerializer.string(.string(e.stream))
+            out += ",\"type\":" + JSONSerializer.string(.string(e.type))
+            out += ",\"source\":" + JSONSerializer.string(.string(e.source))
             out += ",\"payload\":" + e.payloadJSON
             out += ",\"raw\":" + (e.raw.map { "\"" + Hex.encode($0) + "\"" } ?? "null")
             out += ",\"metadata\":" + e.metadataJSON
-            out += ",\"key\":" + JSONText.quote(e.idempotencyKey)
+            out += ",\"key\":" + JSONSerializer.string(.string(e.idempotencyKey))
             out += ",\"observedAtMicros\":\"" + String(e.observedAt.microseconds) + "\""
             if let v = e.expectedVersion { out += ",\"expectedVersion\":" + String(v) }
             out += "}"
