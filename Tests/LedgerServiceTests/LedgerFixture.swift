@@ -90,7 +90,9 @@ final class LedgerFixture: @unchecked Sendable {
         let c = try connect()
         defer { c.close() }
         let name = "\(role.rawValue)-\(UInt32.random(in: 0...UInt32.max))"
-        return (name, try TokenIssuer().create(role: role, name: name, orderNo: orderNo, expiresAt: expiresAt, on: c))
+        // Client tokens always expire (the tokens table insists); an hour, like minted ones.
+        let expiry = expiresAt ?? (role == .client ? Timestamp(seconds: Timestamp.now().seconds + 3600) : nil)
+        return (name, try TokenIssuer().create(role: role, name: name, orderNo: orderNo, expiresAt: expiry, on: c))
     }
 
     func revoke(_ name: String) throws {

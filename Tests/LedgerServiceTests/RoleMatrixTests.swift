@@ -1,0 +1,79 @@
+import Foundation
+import LedgerCore
+@testable import LedgerService
+import Testing
+
+extension RouteSpec: CustomTestStringConvertible {
+    public var testDescription: String { "\(method) \(path)" }
+}
+
+/// The spec's table of who may call what, checked for every route that needs a token.
+@Suite("Roles: every token-protected route refuses the wrong callers and admits the right ones")
+final class RoleMatrixTests {
+    let ledger: LedgerFixture
+    static let order = "RM-1"
+    static let protectedRoutes = Routes.all.filter { $0.roles != nil }
+
+    init() throws {
+        ledger = try .start("roles")
+        let registered = try ledger.register(Self.order)
+        guard registered.status == 201 else { throw ClientError.malformed("could not register \(Self.order): \(registered)") }
+    }
+    deinit { ledger.stop() }
+
+    private func call(_ route: RouteSpec, authorization: String?) throws -> Reply {
+        let target = route.path.replacingOccurrences(of: "{no}", with: Self.order).replacingOccurrences(of: "{ref}", with: Self.order)
+        let headers = authorization.map { [("Authorization", $0)] } ?? []
+        if route.method == "POST" {
+            return try ledger.client.post(target, json: "{}", headers: headers)
+        }
+        return try ledger.client.send(route.method, target, headers: headers)
+    }
+
+    @Test("a missing, malformed, unknown, expired or revoked token is 401 with a problem", arguments: protectedRoutes)
+    func unauthenticated(_ route: RouteSpec) throws {
+        let allowed = try #require(route.roles?.sorted { $0.rawValue < $1.rawValue }.first)
+        let expired = try ledger.token(allowed, orderNo: allowed == .client ? Self.order : nil,
+                                       expiresAt: Timestamp(seconds: Timestamp.now().seconds - 60))
+        let revoked = try ledger.namedToken(allowed, orderNo: allowed == .client ? Self.order : nil)
+        try ledger.revoke(revoked.name)   // before its first use: lookups are cached for a few seconds
+        let cases: [(String, String?)] = [
+            ("no token", nil),
+            ("another scheme", "Basic " + Data("support:secret".utf8).base64EncodedString()),
+            ("a malformed token", "Bearer not-a-ledger-token"),
+            ("an unknown token", "Bearer lgr_" + String(repeating: "0", count: 64)),
+            ("an expired \(allowed) token", "Bearer " + expired),
+            ("a revoked \(allowed) token", "Bearer " + revoked.token),
+        ]
+        for (what, authorization) in cases {
+            let reply = try call(route, authorization: authorization)
+            #expect(reply.status == 401, "\(route.testDescription) with \(what): \(reply)")
+            #expect(reply.isProblem, "\(route.testDescription) with \(what): \(reply)")
+        }
+    }
+
+    @Test("every role the table does not list is 403 with a problem; every role it lists gets past authorization",
+          arguments: protectedRoutes)
+    func authorization(_ route: RouteSpec) throws {
+        let roles = try #require(route.roles)
+        for role in Role.allCases {
+            let token = role == .auditor ? ledger.auditor : role == .support ? ledger.support : role == .ingest ? ledger.ingest
+                : role == .accountant ? ledger.accountant : try ledger.token(.client, orderNo: Self.order)
+            let reply = try call(route, authorization: "Bearer " + token)
+            if roles.contains(role) {
+                #expect(reply.status != 401 && reply.status != 403, "\(role) may call \(route.testDescription): \(reply)")
+            } else {
+                #expect(reply.status == 403, "\(role) may not call \(route.testDescription): \(reply)")
+                #expect(reply.isProblem, "\(route.testDescription) as \(role): \(reply)")
+            }
+        }
+    }
+
+    @Test("the four operations endpoints need no token")
+    func operationsArePublic() throws {
+        for path in ["/healthz", "/readyz", "/metrics", "/openapi.json"] {
+            let reply = try ledger.client.get(path)
+            #expect(reply.status == 200, "\(path): \(reply)")
+        }
+    }
+}

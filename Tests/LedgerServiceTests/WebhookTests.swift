@@ -1,0 +1,223 @@
+import Foundation
+import LedgerCore
+import LedgerPostgres
+import Testing
+
+/// Provider webhooks authenticate by signature (providers.md): refused ones go
+/// to quarantine, never to ledger.events; accepted ones are stored once.
+@Suite("Webhooks: signatures, quarantine, redelivery and bad bodies")
+final class WebhookTests {
+    let ledger: LedgerFixture
+    init() throws { ledger = try .start("webhooks") }
+    deinit { ledger.stop() }
+
+    private func quarantined() throws -> [(reason: String, provider: String, headers: JSONValue, rawHex: String, remote: String)] {
+        let r = try ledger.query("""
+            SELECT reason, provider, headers::text AS headers, encode(raw, 'hex') AS raw, remote_address
+              FROM ledger.quarantine ORDER BY id
+            """)
+        return try (0..<r.count).map { i in
+            (try r.string(i, "reason"), try r.string(i, "provider"), try JSONValue.parse(try r.string(i, "headers")),
+             try r.string(i, "raw"), try r.string(i, "remote_address"))
+        }
+    }
+
+    private func eventCount() throws -> Int64 { try ledger.count("SELECT count(*) AS n FROM ledger.events") }
+
+    @Test("a forged webhook is 401, kept byte for byte in quarantine with its signature redacted, counted, and never stored as an event")
+    func forged() throws {
+        let body = LedgerFixture.web3Body("W-1", status: 3)
+        let timestamp = String(Timestamp.now().seconds)
+        let headers = LedgerFixture.web3Headers(body, timestamp: timestamp, key: "an-attackers-guess")
+        let signature = headers[1].1
+        let before = try ledger.metric(#"ledger_rejected_deliveries_total{reason="bad_signature"}"#)
+
+        let reply = try ledger.client.post("/v1/webhooks/web3", body: body, headers: headers)
+        #expect(reply.status == 401, "\(reply)")
+        #expect(reply.isProblem, "\(reply)")
+        #expect(!reply.text.contains(signature))
+
+        let kept = try quarantined()
+        #expect(kept.count == 1)
+        let entry = try #require(kept.first)
+        #expect(entry.reason == "bad_signature")
+        #expect(entry.provider == "web3")
+        #expect(entry.rawHex == Hex.encode(body), "the raw bytes as received")
+        #expect(entry.remote.hasPrefix("127.0.0.1"), "remote address \(entry.remote)")
+        let headerText = JSONSerializer.string(entry.headers)
+        #expect(entry.headers["x-pay-timestamp"]?.stringValue == timestamp, "headers kept: \(headerText)")
+        #expect(entry.headers["x-pay-signature"]?.stringValue == "[redacted]", "headers: \(headerText)")
+        #expect(!headerText.contains(signature), "the signature value never reaches the quarantine")
+        for secret in LedgerFixture.web3Keys + [LedgerFixture.banxaSecret] { #expect(!headerText.contains(secret)) }
+
+        #expect(try ledger.metric(#"ledger_rejected_deliveries_total{reason="bad_signature"}"#) == before + 1)
+        #expect(try ledger.storedCount(web3Body: body) == 0)
+        #expect(try eventCount() == 0)
+        #expect(try ledger.order("W-1").status == 404, "a forged webhook creates no order")
+    }
+
+    @Test("a stale or a future timestamp is 401 and quarantined with its reason, even when the signature is right")
+    func timestampWindow() throws {
+        let now = Timestamp.now().seconds
+        let stale = LedgerFixture.web3Body("W-2", status: 3)
+        let staleReply = try ledger.sendWeb3(stale, timestamp: now - 600)
+        #expect(staleReply.status == 401 && staleReply.isProblem, "\(staleReply)")
+        let future = LedgerFixture.web3Body("W-2", status: 4)
+        let futureReply = try ledger.sendWeb3(future, timestamp: now + 600)
+        #expect(futureReply.status == 401 && futureReply.isProblem, "\(futureReply)")
+
+        #expect(try quarantined().map(\.reason) == ["stale_timestamp", "future_timestamp"])
+        #expect(try ledger.metric(#"ledger_rejected_deliveries_total{reason="stale_timestamp"}"#) == 1)
+        #expect(try eventCount() == 0)
+    }
+
+    @Test("an unsigned webhook, one without a timestamp, and one with a malformed signature are 401 and quarantined")
+    func unsigned() throws {
+        let body = LedgerFixture.web3Body("W-3", status: 3)
+        let timestamp = String(Timestamp.now().seconds)
+        let signature = Web3Webhook.signature(key: "key-new", timestamp: timestamp, body: body)
+        let unsigned = try ledger.client.post("/v1/webhooks/web3", body: body, headers: [("X-Pay-Timestamp", timestamp)])
+        #expect(unsigned.status == 401 && unsigned.isProblem, "\(unsigned)")
+        let untimed = try ledger.client.post("/v1/webhooks/web3", body: body, headers: [("X-Pay-Signature", signature)])
+        #expect(untimed.status == 401 && untimed.isProblem, "\(untimed)")
+        let malformed = try ledger.client.post("/v1/webhooks/web3", body: body,
+                                               headers: [("X-Pay-Timestamp", timestamp), ("X-Pay-Signature", "zz" + signature.dropFirst(2))])
+        #expect(malformed.status == 401 && malformed.isProblem, "\(malformed)")
+
+        #expect(try quarantined().map(\.reason) == ["missing_signature", "missing_timestamp", "malformed_signature"])
+        #expect(try eventCount() == 0)
+    }
+
+    @Test("a webhook signed with either configured key is accepted, so keys can be rotated")
+    func rotatedKeys() throws {
+        let old = try ledger.sendWeb3(LedgerFixture.web3Body("W-4", status: 2), key: "key-old")
+        #expect(old.status == 200, "\(old)")
+        let new = try ledger.sendWeb3(LedgerFixture.web3Body("W-4", status: 3), key: "key-new")
+        #expect(new.status == 200, "\(new)")
+        #expect(new["code"]?.int64Value == 0)
+        #expect(new["duplicate"]?.boolValue == false)
+        #expect(new["eventId"]?.stringValue?.isEmpty == false)
+        #expect(try quarantined().isEmpty)
+    }
+
+    @Test("a millisecond timestamp (13 digits) is accepted like seconds")
+    func millisecondTimestamp() throws {
+        let body = LedgerFixture.web3Body("W-5", status: 2)
+        let ms = String(Timestamp.now().microseconds / 1000)
+        let reply = try ledger.client.post("/v1/webhooks/web3", body: body, headers: LedgerFixture.web3Headers(body, timestamp: ms))
+        #expect(reply.status == 200, "\(reply)")
+    }
+
+    @Test("a redelivered webhook is 200 with duplicate true and the first eventId, also when retried with a new timestamp")
+    func redelivery() throws {
+        let body = LedgerFixture.web3Body("W-6", status: 3)
+        let now = Timestamp.now().seconds
+        let first = try ledger.sendWeb3(body, timestamp: now - 20)
+        #expect(first.status == 200, "\(first)")
+        #expect(first["duplicate"]?.boolValue == false)
+        let eventId = try #require(first["eventId"]?.stringValue)
+
+        let same = try ledger.sendWeb3(body, timestamp: now - 20)
+        #expect(same.status == 200, "\(same)")
+        #expect(same["duplicate"]?.boolValue == true)
+        #expect(same["eventId"]?.stringValue == eventId)
+
+        let retried = try ledger.sendWeb3(body, timestamp: now, key: "key-old")
+        #expect(retried.status == 200, "\(retried)")
+        #expect(retried["duplicate"]?.boolValue == true, "the same content with a new timestamp is a retry: \(retried)")
+        #expect(retried["eventId"]?.stringValue == eventId)
+
+        #expect(try ledger.storedCount(web3Body: body) == 1)
+        #expect(try eventCount() == 1)
+        let order = try ledger.order("W-6")
+        #expect(order["eventCount"]?.int64Value == 1)
+        let timeline = try ledger.client.get("/v1/orders/W-6/events", token: ledger.support)
+        #expect(timeline["events"]?.arrayValue?.first?["redeliveries"]?.int64Value == 2, "\(timeline)")
+    }
+
+    @Test("a correctly signed body that is not JSON, or not an object, is 400 with a problem and stores nothing")
+    func notJSON() throws {
+        for text in ["merchantOrderNo=W-7&status=3", "[1,2,3]", "{\"merchantOrderNo\":\"W-7\",", "\u{FEFF}"] {
+            let body = Array(text.utf8)
+            let reply = try ledger.sendWeb3(body)
+            #expect(reply.status == 400, "\(text) → \(reply)")
+            #expect(reply.isProblem, "\(text) → \(reply)")
+        }
+        #expect(try eventCount() == 0)
+        #expect(try quarantined().isEmpty, "a signed delivery is authentic; only signature failures are quarantined")
+    }
+
+    @Test("a signed webhook without the order reference or the status, or with a status outside 1-6, is 400")
+    func missingFields() throws {
+        for text in [#"{"orderNo":"GW-1","status":3}"#, #"{"merchantOrderNo":"W-8","statusText":"paid"}"#,
+                     #"{"merchantOrderNo":"W-8","status":7}"#, #"{"merchantOrderNo":"W-8","status":0}"#,
+                     #"{"merchantOrderNo":"not valid!","status":3}"#] {
+            let reply = try ledger.sendWeb3(Array(text.utf8))
+            #expect(reply.status == 400 && reply.isProblem, "\(text) → \(reply)")
+        }
+        #expect(try eventCount() == 0)
+    }
+
+    @Test("a webhook for an order never registered is stored, and the order appears with what the webhook says")
+    func unregisteredOrder() throws {
+        let reply = try ledger.sendWeb3(LedgerFixture.web3Body("W-9", status: 3, extra: #","txHash":"0xfeed""#))
+        #expect(reply.status == 200, "\(reply)")
+        let order = try ledger.order("W-9")
+        #expect(order.status == 200, "\(order)")
+        #expect(order["provider"]?.stringValue == "web3")
+        #expect(order["status"]?.int64Value == 3)
+        #expect(order["paid"]?.boolValue == true)
+        #expect(order["providerOrderId"]?.stringValue == "GW-W-9")
+        #expect(order["txHash"]?.stringValue == "0xfeed")
+        #expect(order["eventCount"]?.int64Value == 1)
+    }
+
+    // MARK: Banxa
+
+    private static func banxaBody(_ no: String, status: String) -> [UInt8] {
+        Array(#"{"order_id":"bx-\#(no)","status":"\#(status)","status_date":"\#(Timestamp.now().rfc3339.prefix(19).replacingOccurrences(of: "T", with: " "))","created_at":"2026-11-29 10:00:00","external_id":"\#(no)","order_type":"CRYPTO-BUY","crypto_coin":"USDT","crypto_blockchain":"BSC","crypto_amount":"40","fiat_currency":"USD","fiat_amount":"41.20","payment_method":"card","transaction_hash":"0xbx"}"#.utf8)
+    }
+
+    private func sendBanxa(_ body: [UInt8], key: String = LedgerFixture.banxaAPIKey, secret: String = LedgerFixture.banxaSecret,
+                           nonce: String = String(Timestamp.now().microseconds / 1000)) throws -> Reply {
+        let signature = BanxaWebhook.signature(secret: secret, nonce: nonce, body: body)
+        return try ledger.client.post("/v1/webhooks/banxa", body: body,
+                                      headers: [("Authorization", "Bearer \(key):\(signature):\(nonce)")])
+    }
+
+    @Test("a Banxa webhook with a valid Bearer KEY:SIGNATURE:NONCE is 200 and moves the order")
+    func banxaAccepted() throws {
+        let body = Self.banxaBody("B-1", status: "paymentReceived")
+        let reply = try sendBanxa(body)
+        #expect(reply.status == 200, "\(reply)")
+        #expect(reply["duplicate"]?.boolValue == false)
+        let order = try ledger.order("B-1")
+        #expect(order["status"]?.int64Value == 3, "\(order)")
+        #expect(order["provider"]?.stringValue == "banxa")
+        #expect(order["providerOrderId"]?.stringValue == "bx-B-1")
+        let again = try sendBanxa(body)
+        #expect(again["duplicate"]?.boolValue == true, "a redelivery with a new nonce is a duplicate: \(again)")
+    }
+
+    @Test("a Banxa webhook with a wrong secret, a wrong API key, a stale nonce or no Authorization is 401 and quarantined redacted")
+    func banxaRefused() throws {
+        let body = Self.banxaBody("B-2", status: "complete")
+        let wrongSecret = try sendBanxa(body, secret: "not-the-secret")
+        #expect(wrongSecret.status == 401 && wrongSecret.isProblem, "\(wrongSecret)")
+        let wrongKey = try sendBanxa(body, key: "someone-else")
+        #expect(wrongKey.status == 401 && wrongKey.isProblem, "\(wrongKey)")
+        let stale = try sendBanxa(body, nonce: String((Timestamp.now().microseconds / 1000) - 900_000))
+        #expect(stale.status == 401 && stale.isProblem, "\(stale)")
+        let none = try ledger.client.post("/v1/webhooks/banxa", body: body)
+        #expect(none.status == 401 && none.isProblem, "\(none)")
+
+        let kept = try quarantined()
+        #expect(kept.map(\.reason) == ["bad_signature", "unknown_api_key", "stale_timestamp", "missing_signature"])
+        #expect(kept.allSatisfy { $0.provider == "banxa" && $0.rawHex == Hex.encode(body) })
+        for entry in kept.prefix(3) {
+            #expect(entry.headers["authorization"]?.stringValue == "[redacted]", "\(entry.headers)")
+        }
+        #expect(try eventCount() == 0)
+        #expect(try ledger.order("B-2").status == 404)
+    }
+}
