@@ -1,0 +1,64 @@
+import Foundation
+import LedgerCore
+import Testing
+
+/// A client token is minted for one app and one order: it relays that
+/// order's SDK callbacks and can reach nothing else.
+@Suite("Client tokens are scoped to one order")
+final class ClientTokenScopeTests {
+    let ledger: LedgerFixture
+    init() throws {
+        ledger = try .start("scope")
+        for no in ["S-A", "S-B"] {
+            let reply = try ledger.register(no)
+            guard reply.status == 201 else { throw ClientError.malformed("register \(no): \(reply)") }
+        }
+    }
+    deinit { ledger.stop() }
+
+    private func mint(_ no: String, ttl: Int? = nil) throws -> String {
+        let reply = try ledger.client.post("/v1/orders/\(no)/client-tokens", token: ledger.ingest,
+                                           json: ttl.map { #"{"ttlSeconds":\#($0)}"# } ?? "{}")
+        guard reply.status == 201, let token = reply["token"]?.stringValue else { throw ClientError.malformed("mint: \(reply)") }
+        return token
+    }
+
+    private func signal(_ id: Int) -> String {
+        #"{"provider":"banxa","callback":"banxaDidCompleteCheckout","payload":{"orderId":"bx-9"},"clientEventId":"4b7c2a4e-3f1d-4c8a-9e2b-5d6f7a8b9c\#(String(format: "%02d", id))"}"#
+    }
+
+    @Test("a token minted for order A relays A's callbacks but gets 403 for order B, for reading A, and for everything else")
+    func cannotReachAnotherOrder() throws {
+        let token = try mint("S-A")
+        let own = try ledger.client.post("/v1/orders/S-A/client-events", token: token, json: signal(1))
+        #expect(own.status == 201, "\(own)")
+
+        let other = try ledger.client.post("/v1/orders/S-B/client-events", token: token, json: signal(2))
+        #expect(other.status == 403 && other.isProblem, "\(other)")
+        for target in ["/v1/orders/S-A", "/v1/orders/S-B", "/v1/orders/S-A/events", "/v1/orders"] {
+            let read = try ledger.client.get(target, token: token)
+            #expect(read.status == 403 && read.isProblem, "GET \(target) → \(read)")
+        }
+        let remint = try ledger.client.post("/v1/orders/S-A/client-tokens", token: token, json: "{}")
+        #expect(remint.status == 403, "a client token cannot mint more: \(remint)")
+        let observe = try ledger.client.post("/v1/orders/S-A/observations", token: token,
+                                             json: #"{"provider":"acme","response":{"status":3}}"#)
+        #expect(observe.status == 403, "a client may not report authoritative observations: \(observe)")
+        let enrollment = try ledger.client.post("/v1/enrollments/S-B/client-events", token: token,
+                                                json: #"{"provider":"bankpay","callback":"close","payload":{"type":"close"},"clientEventId":"5b7c2a4e-3f1d-4c8a-9e2b-5d6f7a8b9c0d"}"#)
+        #expect(enrollment.status == 403, "\(enrollment)")
+
+        #expect(try ledger.count("SELECT count(*) AS n FROM ledger.events WHERE stream = 'order-S-B'") == 1, "nothing reached B")
+        #expect(try ledger.order("S-A")["status"]?.int64Value == 1, "A client signal never moves the status")
+    }
+
+    @Test("a client token stops working when its ttl runs out")
+    func expires() throws {
+        let token = try mint("S-A", ttl: 1)
+        let fresh = try ledger.client.post("/v1/orders/S-A/client-events", token: token, json: signal(3))
+        #expect(fresh.status == 201, "\(fresh)")
+        Thread.sleep(forTimeInterval: 2.2)
+        let late = try ledger.client.post("/v1/orders/S-A/client-events", token: token, json: signal(4))
+        #expect(late.status == 401 && late.isProblem, "\(late)")
+    }
+}
