@@ -47,7 +47,9 @@ enum ClientError: Error, CustomStringConvertible {
 
 /// A deliberately small HTTP/1.1 client over a raw loopback socket, so tests
 /// can send framing byte for byte and see exactly what the server answered.
-final class TestConnection {
+final class TestConnection: @unchecked Sendable {
+    // @unchecked: one thread may send while another reads; `send` touches only
+    // the socket, and `buffer` belongs to the reading thread.
     let fd: Int32
     private var buffer: [UInt8] = []
 
