@@ -1,1 +1,78 @@
-print("ledger-bench")
+// ledger-bench: the measurements behind Ops/bench. Argument dispatch only;
+// each phase lives in its own file.
+import Foundation
+
+let usage = """
+    usage: ledger-bench COMMAND [options]   (build with -c release)
+
+      core                               reducer events/s and web3 webhook verify+map µs (issue 3)
+      append   [--database-url URL] [--clients 64] [--seconds 10] [--max-batch 1000]
+                                         group-commit appends through one GroupCommitter (issue 2);
+                                         DATABASE_URL is the default database
+      webhooks --url http://127.0.0.1:PORT --key K [--connections 64] [--seconds 10]
+               [--requests N] [--server-pid PID] [--orders-file FILE]
+                                         signed POST /v1/webhooks/web3, a new order each (issue 4)
+      reads    --url URL --token T --orders-file FILE [--orders N] [--connections 32]
+               [--seconds 10] [--requests N] [--server-pid PID]
+                                         GET /v1/orders/{no} (issue 4)
+      pgbench-scripts --dir DIR [--orders 10000]
+                                         write setup.sql, insert.sql and select.sql for the pgbench baselines
+
+    Each command ends with one line `RESULT phase=NAME key=value ...`.
+    """
+
+func runCommand(_ arguments: [String]) throws {
+    guard let command = arguments.first else { throw UsageError("no command") }
+    let rest = arguments.dropFirst()
+    switch command {
+    case "core":
+        _ = try Options(rest, allowed: [])
+        CoreBenchmark.run().print()
+    case "append":
+        let o = try Options(rest, allowed: ["database-url", "clients", "seconds", "max-batch"])
+        guard let url = o.string("database-url") ?? ProcessInfo.processInfo.environment["DATABASE_URL"] else {
+            throw UsageError("give --database-url or DATABASE_URL")
+        }
+        let benchmark = AppendBenchmark(databaseURL: url, clients: try o.int("clients", default: 64, range: 1...4096),
+                                        seconds: try o.seconds("seconds", default: 10),
+                                        maxBatch: try o.int("max-batch", default: 1000, range: 1...100_000))
+        try benchmark.run().print()
+    case "webhooks":
+        let o = try Options(rest, allowed: ["url", "key", "connections", "seconds", "requests", "server-pid", "orders-file"])
+        let options = try httpOptions(o, defaultConnections: 64)
+        HTTPLoad.webhooks(options, key: try o.required("key"), ordersFile: o.string("orders-file")).print()
+    case "reads":
+        let o = try Options(rest, allowed: ["url", "token", "orders-file", "orders", "connections", "seconds", "requests", "server-pid"])
+        let options = try httpOptions(o, defaultConnections: 32)
+        let text = try String(contentsOfFile: try o.required("orders-file"), encoding: .utf8)
+        var orders = text.split(separator: "\n").map(String.init).filter { !$0.isEmpty }
+        if let limit = try o.optionalInt("orders") { orders = Array(orders.prefix(limit)) }
+        guard !orders.isEmpty else { throw UsageError("no order numbers in --orders-file") }
+        HTTPLoad.reads(options, token: try o.required("token"), orders: orders).print()
+    case "pgbench-scripts":
+        let o = try Options(rest, allowed: ["dir", "orders"])
+        try PgbenchScripts.write(to: try o.required("dir"), orders: try o.int("orders", default: 10_000))
+    case "-h", "--help", "help":
+        print(usage)
+    default:
+        throw UsageError("unknown command \(command)")
+    }
+}
+
+func httpOptions(_ o: Options, defaultConnections: Int) throws -> HTTPLoad.Options {
+    HTTPLoad.Options(target: try HTTPTarget(url: try o.required("url")),
+                     connections: try o.int("connections", default: defaultConnections, range: 1...4096),
+                     seconds: try o.seconds("seconds", default: 10),
+                     maxRequests: try o.optionalInt("requests"),
+                     serverPID: try o.optionalInt("server-pid").map { Int32($0) })
+}
+
+do {
+    try runCommand(Array(CommandLine.arguments.dropFirst()))
+} catch let error as UsageError {
+    FileHandle.standardError.write(Data("ledger-bench: \(error)\n\n\(usage)\n".utf8))
+    exit(2)
+} catch {
+    FileHandle.standardError.write(Data("ledger-bench: \(error)\n".utf8))
+    exit(1)
+}

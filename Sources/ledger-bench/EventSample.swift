@@ -1,0 +1,74 @@
+import LedgerCore
+import LedgerPostgres
+
+/// Event-sized rows, shared by every phase so the ledger and pgbench write
+/// rows of the same width: a web3 webhook body (~350 bytes, the shape of
+/// seed 002), the StatusObserved payload the service derives from it (the
+/// body plus its mapped fields), the raw bytes, metadata, a 69-character
+/// idempotency key and a 32-byte hash.
+enum EventSample {
+    /// A signed-webhook body for order `order`; `tag` (hex) makes the txHash unique.
+    static func web3Body(order: String, tag: String, status: Int = 2) -> String {
+        let statusText = status == 2 ? "confirming" : status == 3 ? "paid" : "awaiting"
+        return #"{"merchantOrderNo":"\#(order)","orderNo":"P\#(tag.prefix(24))","status":\#(status),"statusText":"\#(statusText)","#
+            + #""txHash":"0x\#(txHex(tag))","payAddress":"0x8f3a2b1c4d5e6f708192a3b4c5d6e7f809a1b2c3","#
+            + #""payAmountMinimal":"40000000","payAmountDisplay":"40.00","amount":"40.00","tokenSymbol":"USDT","#
+            + #""chainKey":"eth","chainId":1,"tokenId":1}"#
+    }
+
+    /// 64 hex digits: `tag` padded with a fixed tail.
+    static func txHex(_ tag: String) -> String {
+        let tail = "5c504ed432cb51138bcf09aa5e8a410dd4a1e204ef84bfed1be16dfba1b22060"
+        return String((tag + tail).prefix(64))
+    }
+
+    /// The StatusObserved payload, field for field as LedgerCore's EventCoding
+    /// writes it for a web3 webhook (checked against the core by `payloadWidths`).
+    static func payload(order: String, tag: String, key: String, body: String) -> String {
+        #"{"merchantOrderNo":"\#(order)","provider":"web3","source":"webhook","status":2,"statusName":"confirming","#
+            + #""providerStatus":"2","amount":"40.00","asset":"USDT","txHash":"0x\#(txHex(tag))","#
+            + #""providerOrderId":"P\#(tag.prefix(24))","idempotencyKey":"\#(key)","body":\#(body)}"#
+    }
+
+    static func metadata(requestID: String) -> String {
+        #"{"requestId":"\#(requestID)","verified":true,"keyId":"k1:3f2a9c0e"}"#
+    }
+
+    /// A new, unique event of order `A-<run>-<thread>-<n/4>` (four events a stream).
+    static func newEvent(run: String, thread: Int, n: Int) -> NewEvent {
+        let order = "A-\(run)-\(thread)-\(n / 4)"
+        let tag = run + hex(UInt64(thread), width: 4) + hex(UInt64(n), width: 12)
+        let body = web3Body(order: order, tag: tag)
+        let bytes = Array(body.utf8)
+        let key = "web3:" + Hex.encode(Crypto.sha256(bytes))
+        return NewEvent(stream: "order-" + order, type: EventType.statusObserved, source: "webhook",
+                        payloadJSON: payload(order: order, tag: tag, key: key, body: body), raw: bytes,
+                        metadataJSON: metadata(requestID: "bench-\(run)-\(thread)-\(n)"),
+                        idempotencyKey: key, observedAt: Timestamp.now())
+    }
+
+    /// (template payload bytes, core payload bytes) for the same body: the
+    /// template must stay as wide as what the service really stores.
+    static func payloadWidths() -> (template: Int, core: Int) {
+        let event = newEvent(run: "00000000", thread: 1, n: 1)
+        let verification = WebhookVerification(keyIndex: 0, keyId: "k1:3f2a9c0e", signedAt: Timestamp.now())
+        let core = (try? Web3Webhook.observation(body: event.raw ?? [], verification: verification))
+            .map { JSONSerializer.string(LedgerEvent.observed($0).payload).utf8.count } ?? 0
+        return (event.payloadJSON.utf8.count, core)
+    }
+
+    /// The read-model state (jsonb `state` of ledger.orders) after one webhook, from the core.
+    static func orderStateJSON() -> String {
+        let body = Array(web3Body(order: "B-bench-1", tag: "00000000000000000001").utf8)
+        let verification = WebhookVerification(keyIndex: 0, keyId: "k1:3f2a9c0e", signedAt: Timestamp.now())
+        guard let observation = try? Web3Webhook.observation(body: body, verification: verification) else { return "{}" }
+        var state = OrderState(merchantOrderNo: observation.merchantOrderNo)
+        OrderState.reduce(into: &state, RecordedEvent(event: .observed(observation), position: 1, recordedAt: Timestamp.now()))
+        return JSONSerializer.string(state.storageJSON())
+    }
+
+    static func hex(_ value: UInt64, width: Int) -> String {
+        let digits = String(value, radix: 16)
+        return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
+    }
+}

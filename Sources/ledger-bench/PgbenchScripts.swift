@@ -1,0 +1,84 @@
+import Foundation
+
+/// The SQL for the pgbench baselines, written by `ledger-bench pgbench-scripts`
+/// so pgbench inserts exactly the row width the append benchmark appends.
+///
+/// - setup.sql: `bench_events` with the columns, constraints and indexes of
+///   ledger.events, and `bench_orders` shaped like ledger.orders, seeded;
+/// - insert.sql: one single-row INSERT transaction with a fresh key;
+/// - select.sql: one select-by-primary-key of an order row.
+enum PgbenchScripts {
+    static func write(to directory: String, orders: Int) throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try setup(orders: orders).write(toFile: directory + "/setup.sql", atomically: true, encoding: .utf8)
+        try insert().write(toFile: directory + "/insert.sql", atomically: true, encoding: .utf8)
+        try select(orders: orders).write(toFile: directory + "/select.sql", atomically: true, encoding: .utf8)
+    }
+
+    static func setup(orders: Int) -> String {
+        let state = quoted(EventSample.orderStateJSON())
+        return """
+            DROP TABLE IF EXISTS bench_events;
+            DROP TABLE IF EXISTS bench_orders;
+            -- ledger.events, column for column, with the same unique constraints and indexes.
+            CREATE TABLE bench_events (
+                position        bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                event_id        uuid        NOT NULL UNIQUE DEFAULT gen_random_uuid(),
+                stream          text        NOT NULL,
+                stream_version  integer     NOT NULL CHECK (stream_version > 0),
+                type            text        NOT NULL,
+                source          text        NOT NULL,
+                payload         jsonb       NOT NULL,
+                raw             bytea,
+                metadata        jsonb       NOT NULL DEFAULT '{}'::jsonb,
+                idempotency_key text        NOT NULL UNIQUE,
+                recorded_at     timestamptz NOT NULL,
+                observed_at     timestamptz NOT NULL,
+                hash            bytea       NOT NULL CHECK (octet_length(hash) = 32),
+                UNIQUE (stream, stream_version)
+            );
+            CREATE INDEX ON bench_events (recorded_at);
+            -- ledger.orders, column for column (the read model).
+            CREATE TABLE bench_orders (
+                merchant_order_no text PRIMARY KEY, provider text, status smallint NOT NULL, status_name text NOT NULL,
+                paid boolean NOT NULL, attention boolean NOT NULL, late_payment boolean NOT NULL, refunded boolean NOT NULL,
+                expected_amount text, paid_amount text, asset text, fiat_currency text, fiat_amount text,
+                provider_order_id text, tx_hash text, external_customer_id text, created_at timestamptz,
+                updated_at timestamptz NOT NULL, paid_at timestamptz, paid_recorded_at timestamptz,
+                event_count integer NOT NULL, last_position bigint NOT NULL, state jsonb NOT NULL
+            );
+            INSERT INTO bench_orders
+            SELECT 'B-bench-' || i, 'web3', 2, 'confirming', false, false, false, false, NULL, NULL, 'USDT', NULL, NULL,
+                   'P' || lpad(i::text, 24, '0'), '0x' || encode(sha256(i::text::bytea), 'hex'), NULL, now(), now(), NULL, NULL,
+                   1, i, \(state)::jsonb
+              FROM generate_series(1, \(orders)) AS i;
+            CREATE INDEX ON bench_orders (updated_at DESC, merchant_order_no DESC);
+            CREATE INDEX ON bench_orders (tx_hash);
+            VACUUM ANALYZE bench_orders;
+
+            """
+    }
+
+    /// One event-sized row a transaction: same payload, raw, metadata and key
+    /// widths as `EventSample.newEvent`, a fresh 69-character key every time.
+    static func insert() -> String {
+        let sample = EventSample.newEvent(run: "00000000", thread: 0, n: 0)
+        let raw = String(decoding: sample.raw ?? [], as: UTF8.self)
+        return """
+            INSERT INTO bench_events (stream, stream_version, type, source, payload, raw, metadata, idempotency_key, recorded_at, observed_at, hash) SELECT 'order-B-' || left(k, 16), 1, 'StatusObserved', 'webhook', \(quoted(sample.payloadJSON))::jsonb, convert_to(\(quoted(raw)), 'UTF8'), \(quoted(sample.metadataJSON))::jsonb, 'web3:' || k, now(), now(), sha256(convert_to(k, 'UTF8')) FROM (SELECT encode(sha256(convert_to(gen_random_uuid()::text, 'UTF8')), 'hex') AS k) AS fresh;
+
+            """
+    }
+
+    static func select(orders: Int) -> String {
+        """
+        \\set k random(1, \(orders))
+        SELECT * FROM bench_orders WHERE merchant_order_no = 'B-bench-' || :k;
+
+        """
+    }
+
+    private static func quoted(_ text: String) -> String {
+        "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
+    }
+}
