@@ -1,0 +1,68 @@
+import Foundation
+import LedgerCore
+import LedgerPostgres
+import LedgerTestSupport
+import Testing
+
+/// http-api.md, Durability: when the database cannot be reached the answer is
+/// 503 with Retry-After, never a 2xx and never a hang; the service recovers by
+/// itself. Runs on a private cluster so stopping it disturbs no other suite.
+@Suite("PostgreSQL stopped and restarted under a running service")
+struct DatabaseOutageTests {
+    /// Runs `request`, expecting a 503 problem with Retry-After well within the request timeout.
+    private func expectUnavailable(_ what: String, _ request: () throws -> Reply) {
+        let started = Date()
+        do {
+            let reply = try request()
+            let seconds = Date().timeIntervalSince(started)
+            #expect(reply.status == 503, "\(what) while PostgreSQL is down: \(reply)")
+            #expect(reply.header("Retry-After").flatMap { Int($0) } != nil, "\(what): Retry-After missing in \(reply.headers)")
+            #expect(reply.isProblem, "\(what): \(reply)")
+            #expect(seconds < 10, "\(what) took \(seconds) s")
+        } catch {
+            Issue.record("\(what) while PostgreSQL is down got no HTTP answer after \(Date().timeIntervalSince(started)) s: \(error)")
+        }
+    }
+
+    @Test("with PostgreSQL stopped, writes and reads get 503 with Retry-After in time and readyz is 503; after a restart everything works again")
+    func outageAndRecovery() throws {
+        let cluster = try ScratchCluster()
+        defer { cluster.destroy() }
+        let admin = try PostgresConnection(connectionString: cluster.url)
+        _ = try Migrator(migrations: Migration.load(from: TestDatabase.migrationsDirectory)).migrate(admin)
+        admin.close()
+        let ledger = try LedgerFixture(databaseURL: cluster.url, migrator: Migrator(migrations: Migration.load(from: TestDatabase.migrationsDirectory))) {
+            $0.requestTimeoutSeconds = 9
+        }
+        defer { ledger.stop() }
+
+        #expect(try ledger.register("DB-1").status == 201)
+        #expect(try ledger.sendWeb3(LedgerFixture.web3Body("DB-1", status: 2)).status == 200)
+        #expect(try ledger.order("DB-1").status == 200)   // the support token is now cached
+        let uncached = try ledger.token(.auditor)
+
+        try cluster.stop()
+        let paid = LedgerFixture.web3Body("DB-1", status: 3)
+        expectUnavailable("a read with a cached token") { try ledger.order("DB-1") }
+        expectUnavailable("a read whose token must be looked up") { try ledger.order("DB-1", token: uncached) }
+        expectUnavailable("a webhook") { try ledger.sendWeb3(paid) }
+        expectUnavailable("a registration") { try ledger.register("DB-2") }
+        expectUnavailable("readyz") { try ledger.client.get("/readyz") }
+        #expect(try ledger.client.get("/healthz").status == 200, "the process is still up")
+        #expect(try ledger.client.get("/metrics").status == 200, "metrics need no database")
+
+        try cluster.start()
+        var last: Reply?
+        let recovered = eventually(within: 15, every: 0.25) {
+            last = try ledger.sendWeb3(paid)
+            return last?.status == 200
+        }
+        #expect(recovered, "the webhook still fails 15 s after PostgreSQL returned: \(last.map(String.init(describing:)) ?? "no answer")")
+        let order = try ledger.order("DB-1", token: uncached)
+        #expect(order.status == 200, "\(order)")
+        #expect(order["status"]?.int64Value == 3)
+        #expect(try ledger.register("DB-2").status == 201)
+        #expect(try ledger.client.get("/readyz").status == 200)
+        #expect(try ledger.storedCount(web3Body: paid) == 1)
+    }
+}
