@@ -66,3 +66,34 @@ struct DatabaseOutageTests {
         #expect(try ledger.storedCount(web3Body: paid) == 1)
     }
 }
+
+@Suite("A database that answers too slowly")
+struct SlowDatabaseTests {
+    @Test("a write stuck behind a lock answers 503 with Retry-After at the request timeout, never hangs, and its retry is stored once")
+    func stuckWriteTimesOut() throws {
+        let ledger = try LedgerFixture.start("slow") { $0.requestTimeoutSeconds = 2 }
+        defer { ledger.stop() }
+        #expect(try ledger.register("SL-1").status == 201)
+        let holder = try ledger.connect()
+        defer { holder.close() }
+        try holder.query("BEGIN")
+        try holder.query("SELECT 1 FROM ledger.orders WHERE merchant_order_no = 'SL-1' FOR UPDATE")
+
+        let body = LedgerFixture.web3Body("SL-1", status: 3)
+        let started = Date()
+        let stuck = try ledger.sendWeb3(body)
+        let seconds = Date().timeIntervalSince(started)
+        #expect(stuck.status == 503, "\(stuck)")
+        #expect(stuck.header("Retry-After") != nil, "\(stuck.headers)")
+        #expect(seconds < 5, "answered after \(seconds) s with a 2 s request timeout")
+
+        try holder.query("COMMIT")
+        var last: Reply?
+        #expect(eventually(within: 15, every: 0.25) {
+            last = try ledger.sendWeb3(body)
+            return last?.status == 200
+        }, "the retry never succeeded: \(last.map(String.init(describing:)) ?? "-")")
+        #expect(try ledger.storedCount(web3Body: body) == 1)
+        #expect(try ledger.order("SL-1")["status"]?.int64Value == 3)
+    }
+}

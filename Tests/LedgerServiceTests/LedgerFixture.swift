@@ -23,13 +23,13 @@ final class LedgerFixture: @unchecked Sendable {
     let auditor: String
     let accountant: String
 
-    static func start(_ label: String, poolSize: Int = 4, migrator: Migrator? = nil,
+    static func start(_ label: String, poolSize: Int = 4, migrator: Migrator? = nil, logger: Logger = .disabled,
                       configure: (inout HTTPServerConfiguration) -> Void = { _ in }) throws -> LedgerFixture {
         let db = try TestDatabase.create(label)
-        return try LedgerFixture(databaseURL: db.url, poolSize: poolSize, migrator: migrator, configure: configure)
+        return try LedgerFixture(databaseURL: db.url, poolSize: poolSize, migrator: migrator, logger: logger, configure: configure)
     }
 
-    init(databaseURL: String, poolSize: Int = 4, migrator: Migrator? = nil,
+    init(databaseURL: String, poolSize: Int = 4, migrator: Migrator? = nil, logger: Logger = .disabled,
          configure: (inout HTTPServerConfiguration) -> Void = { _ in }) throws {
         self.databaseURL = databaseURL
         let configuration = try LedgerConfiguration.fromEnvironment(Self.environment(databaseURL: databaseURL))
@@ -46,7 +46,7 @@ final class LedgerFixture: @unchecked Sendable {
         support = try issuer.create(role: .support, name: "support-desk", expiresAt: nil, on: c)
         auditor = try issuer.create(role: .auditor, name: "auditor-ann", expiresAt: nil, on: c)
         accountant = try issuer.create(role: .accountant, name: "accounts", expiresAt: nil, on: c)
-        app = LedgerApplication(configuration: configuration, http: http, logger: .disabled, migrator: migrator, poolSize: poolSize)
+        app = LedgerApplication(configuration: configuration, http: http, logger: logger, migrator: migrator, poolSize: poolSize)
         port = try app.start()
         client = HTTPClient(port: port)
     }

@@ -185,6 +185,31 @@ final class RouteTests {
         #expect(try stored.value(0, "reason") == "customer cancelled by phone")
     }
 
+    @Test("a correction cannot move a paid order out of paid: it is recorded as a conflict needing attention")
+    func correctionOfPaidOrder() throws {
+        _ = try ledger.register("K-3")
+        #expect(try ledger.sendWeb3(LedgerFixture.web3Body("K-3", status: 3), timestamp: Timestamp.now().seconds - 5).status == 200)
+        let reply = try ledger.client.post("/v1/orders/K-3/corrections", token: ledger.auditor,
+                                           json: #"{"status":5,"reason":"customer says it expired"}"#)
+        #expect(reply.status == 201, "\(reply)")
+        let order = try ledger.order("K-3", token: ledger.auditor)
+        #expect(order["status"]?.int64Value == 3, "paid is sticky: \(order)")
+        #expect(order["paid"]?.boolValue == true)
+        #expect(order["attention"]?.boolValue == true)
+        #expect(order["conflicts"]?.arrayValue?.contains { $0["kind"]?.stringValue == "status_conflict" } == true, "\(order)")
+    }
+
+    @Test("a paid webhook whose amount differs from the registered one marks the order for attention with an amount mismatch")
+    func amountMismatch() throws {
+        _ = try ledger.register("K-4", amount: "40.00")
+        #expect(try ledger.sendWeb3(LedgerFixture.web3Body("K-4", status: 3, amount: "39.99")).status == 200)
+        let order = try ledger.order("K-4")
+        #expect(order["status"]?.int64Value == 3)
+        #expect(order["attention"]?.boolValue == true, "\(order)")
+        #expect(order["conflicts"]?.arrayValue?.contains { $0["kind"]?.stringValue == "amount_mismatch" } == true, "\(order)")
+        #expect(try ledger.client.get("/v1/orders?attention=true", token: ledger.support)["orders"]?.arrayValue?.count == 1)
+    }
+
     @Test("a correction retried with the same Idempotency-Key is 200 duplicate; an unknown order is 404; no reason is 400")
     func correctionErrors() throws {
         _ = try ledger.register("K-2")

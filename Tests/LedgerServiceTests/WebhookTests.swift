@@ -199,6 +199,17 @@ final class WebhookTests {
         #expect(again["duplicate"]?.boolValue == true, "a redelivery with a new nonce is a duplicate: \(again)")
     }
 
+    @Test("a Banxa refund after completion is an adjustment: the order stays completed and shows refunded")
+    func banxaRefund() throws {
+        #expect(try sendBanxa(Self.banxaBody("B-3", status: "complete")).status == 200)
+        let refund = try sendBanxa(Self.banxaBody("B-3", status: "refunded"))
+        #expect(refund.status == 200, "\(refund)")
+        let order = try ledger.order("B-3")
+        #expect(order["status"]?.int64Value == 4, "\(order)")
+        #expect(order["paid"]?.boolValue == true)
+        #expect(order["refunded"]?.boolValue == true, "\(order)")
+    }
+
     @Test("a Banxa webhook with a wrong secret, a wrong API key, a stale nonce or no Authorization is 401 and quarantined redacted")
     func banxaRefused() throws {
         let body = Self.banxaBody("B-2", status: "complete")
