@@ -9,6 +9,8 @@ let usage = """
       append   [--database-url URL] [--clients 64] [--seconds 10] [--max-batch 1000]
                                          group-commit appends through one GroupCommitter (issue 2);
                                          DATABASE_URL is the default database
+      append-profile [--database-url URL] [--batch 250] [--repeats 10]
+                                         one batch's time split: making events, BEGIN, append, COMMIT
       webhooks --url http://127.0.0.1:PORT --key K [--connections 64] [--seconds 10]
                [--requests N] [--server-pid PID] [--orders-file FILE]
                                          signed POST /v1/webhooks/web3, a new order each (issue 4)
@@ -37,6 +39,13 @@ func runCommand(_ arguments: [String]) throws {
                                         seconds: try o.seconds("seconds", default: 10),
                                         maxBatch: try o.int("max-batch", default: 1000, range: 1...100_000))
         try benchmark.run().print()
+    case "append-profile":
+        let o = try Options(rest, allowed: ["database-url", "batch", "repeats"])
+        guard let url = o.string("database-url") ?? ProcessInfo.processInfo.environment["DATABASE_URL"] else {
+            throw UsageError("give --database-url or DATABASE_URL")
+        }
+        try AppendProfile(databaseURL: url, batch: try o.int("batch", default: 250, range: 1...100_000),
+                          repeats: try o.int("repeats", default: 10, range: 1...1000)).run().print()
     case "webhooks":
         let o = try Options(rest, allowed: ["url", "key", "connections", "seconds", "requests", "server-pid", "orders-file"])
         let options = try httpOptions(o, defaultConnections: 64)
