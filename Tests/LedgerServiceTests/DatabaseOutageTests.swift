@@ -2,6 +2,7 @@ import Foundation
 import LedgerCore
 import LedgerPostgres
 import LedgerTestSupport
+import Synchronization
 import Testing
 
 /// http-api.md, Durability: when the database cannot be reached the answer is
@@ -65,6 +66,71 @@ struct DatabaseOutageTests {
         #expect(try ledger.client.get("/readyz").status == 200)
         #expect(try ledger.storedCount(web3Body: paid) == 1)
     }
+
+    @Test("PostgreSQL stopped in the middle of a webhook load: every request is answered in time, and every 200 is stored once after the restart")
+    func outageUnderLoad() throws {
+        let cluster = try ScratchCluster()
+        defer { cluster.destroy() }
+        let admin = try PostgresConnection(connectionString: cluster.url)
+        _ = try Migrator(migrations: Migration.load(from: TestDatabase.migrationsDirectory)).migrate(admin)
+        admin.close()
+        let ledger = try LedgerFixture(databaseURL: cluster.url, poolSize: 6) { $0.requestTimeoutSeconds = 9 }
+        defer { ledger.stop() }
+
+        let acknowledged = Locked([[UInt8]]())
+        let slow = Locked([String]())
+        let answered = Locked([Int: Int]())
+        let stop = Atomic<Bool>(false)
+        let group = DispatchGroup()
+        for t in 0..<6 {
+            group.enter()
+            Thread {
+                defer { group.leave() }
+                var i = 0
+                while !stop.load(ordering: .relaxed) && i < 20_000 {
+                    let body = LedgerFixture.web3Body("OUT-\(t)-\(i % 5)", status: [1, 2, 5, 3, 4][i % 5], extra: #","seq":"\#(t)-\#(i)""#)
+                    i += 1
+                    let started = Date()
+                    do {
+                        let reply = try ledger.sendWeb3(body)
+                        answered.with { $0[reply.status, default: 0] += 1 }
+                        if reply.status == 200 { acknowledged.with { $0.append(body) } }
+                        if reply.status == 503 { usleep(20_000) }
+                    } catch {
+                        answered.with { $0[0, default: 0] += 1 }
+                    }
+                    let seconds = Date().timeIntervalSince(started)
+                    if seconds > 10 { slow.with { $0.append("\(seconds) s") } }
+                }
+            }.start()
+        }
+        _ = eventually(within: 20, every: 0.01) { acknowledged.with { $0.count } >= 100 }
+        try cluster.stop()
+        Thread.sleep(forTimeInterval: 1.5)
+        try cluster.start()
+        let resumed = acknowledged.with { $0.count }
+        _ = eventually(within: 15, every: 0.05) { acknowledged.with { $0.count } >= resumed + 100 }
+        stop.store(true, ordering: .relaxed)
+        group.wait()
+
+        let counts = answered.snapshot
+        #expect((counts[503] ?? 0) > 0, "the outage was seen: \(counts)")
+        #expect(Set(counts.keys).isSubset(of: [200, 503]), "every delivery got 200 or 503: \(counts)")
+        #expect(slow.snapshot.isEmpty, "answers slower than the request timeout: \(slow.snapshot)")
+        #expect(acknowledged.with { $0.count } >= resumed + 100, "the load did not resume after the restart: \(counts)")
+
+        let c = try ledger.connect()
+        defer { c.close() }
+        var notOnce = 0
+        for body in acknowledged.snapshot {
+            let n = try c.query("SELECT count(*) AS n FROM ledger.events WHERE idempotency_key = $1",
+                                [.text(LedgerFixture.web3Key(body))]).int64(0, "n")
+            if n != 1 { notOnce += 1 }
+        }
+        #expect(notOnce == 0, "\(notOnce) acknowledged webhooks are not stored exactly once")
+        let total = try c.query("SELECT count(*) AS n FROM ledger.events").int64(0, "n")
+        #expect(try ChainVerifier().verify(on: c) == .intact(events: total, head: total))
+    }
 }
 
 @Suite("A database that answers too slowly")
@@ -85,6 +151,7 @@ struct SlowDatabaseTests {
         let seconds = Date().timeIntervalSince(started)
         #expect(stuck.status == 503, "\(stuck)")
         #expect(stuck.header("Retry-After") != nil, "\(stuck.headers)")
+        #expect(stuck.isProblem, "\(stuck)")
         #expect(seconds < 5, "answered after \(seconds) s with a 2 s request timeout")
 
         try holder.query("COMMIT")

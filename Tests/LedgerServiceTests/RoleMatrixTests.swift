@@ -69,6 +69,14 @@ final class RoleMatrixTests {
         }
     }
 
+    @Test("the Bearer scheme name is case-insensitive (RFC 9110 §11.1), so a client sending 'bearer' is let in")
+    func schemeIsCaseInsensitive() throws {
+        for scheme in ["bearer", "BEARER"] {
+            let reply = try ledger.client.get("/v1/orders/\(Self.order)", headers: [("Authorization", "\(scheme) \(ledger.support)")])
+            #expect(reply.status == 200, "\(scheme): \(reply)")
+        }
+    }
+
     @Test("the four operations endpoints need no token")
     func operationsArePublic() throws {
         for path in ["/healthz", "/readyz", "/metrics", "/openapi.json"] {

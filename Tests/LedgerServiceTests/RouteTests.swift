@@ -370,6 +370,68 @@ final class RouteTests {
         }
     }
 
+    @Test("support staff can find an order by its customer's email but see the email masked in the list")
+    func listMasksEmails() throws {
+        _ = try ledger.register("E-1", extra: #","externalCustomerId":"carol@example.com""#)
+        let support = try ledger.client.get("/v1/orders?q=carol@example.com", token: ledger.support)
+        #expect(support["orders"]?.arrayValue?.count == 1, "\(support)")
+        #expect(!support.text.contains("carol@example.com"), "\(support)")
+        let auditor = try ledger.client.get("/v1/orders?q=carol@example.com", token: ledger.auditor)
+        #expect(auditor.text.contains("carol@example.com"))
+    }
+
+    @Test("a write is visible to a read that follows it at once")
+    func readYourWrites() throws {
+        _ = try ledger.register("RW-1")
+        let base = Timestamp.now().seconds - 100
+        for i in 0..<20 {
+            let status = [2, 1, 6, 5][i % 4]
+            let observedAt = Timestamp(seconds: base + Int64(i)).rfc3339
+            let write = try ledger.client.post("/v1/orders/RW-1/observations", token: ledger.ingest,
+                                               json: #"{"provider":"acme","response":{"status":\#(status)},"observedAt":"\#(observedAt)"}"#)
+            #expect(write.status == 201, "\(write)")
+            let read = try ledger.order("RW-1", token: ledger.ingest)
+            #expect(read["status"]?.int64Value == Int64(status), "write \(i) not visible: \(read)")
+            #expect(read["eventCount"]?.int64Value == Int64(i + 2))
+        }
+    }
+
+    @Test("the same registration sent by 8 clients at once is created once: one 201, the rest 200")
+    func concurrentRegistration() throws {
+        let port = ledger.port
+        let token = ledger.ingest
+        let statuses = Locked([Int]())
+        onThreads(8) { _ in
+            let reply = try? HTTPClient(port: port).post("/v1/orders", token: token,
+                                                          json: #"{"merchantOrderNo":"RACE-1","provider":"web3","amount":"40","asset":"USDT"}"#)
+            statuses.with { $0.append(reply?.status ?? 0) }
+        }
+        #expect(statuses.snapshot.sorted() == [200, 200, 200, 200, 200, 200, 200, 201], "\(statuses.snapshot)")
+        #expect(try ledger.count("SELECT count(*) AS n FROM ledger.events WHERE stream = 'order-RACE-1'") == 1)
+    }
+
+    @Test("registrations of one order with different content racing: exactly one wins, the others are 409 or 200 by content")
+    func concurrentConflictingRegistration() throws {
+        let port = ledger.port
+        let token = ledger.ingest
+        let results = Locked([(amount: String, status: Int)]())
+        onThreads(8) { i in
+            let amount = i % 2 == 0 ? "40" : "41"
+            let reply = try? HTTPClient(port: port).post("/v1/orders", token: token,
+                                                          json: #"{"merchantOrderNo":"RACE-2","provider":"web3","amount":"\#(amount)","asset":"USDT"}"#)
+            results.with { $0.append((amount, reply?.status ?? 0)) }
+        }
+        let all = results.snapshot
+        let winners = all.filter { $0.status == 201 }
+        #expect(winners.count == 1, "\(all)")
+        if let winner = winners.first {
+            for r in all where r.status != 201 {
+                #expect(r.status == (r.amount == winner.amount ? 200 : 409), "\(r) after \(winner) won")
+            }
+            #expect(try ledger.order("RACE-2")["expectedAmount"]?.stringValue == winner.amount)
+        }
+    }
+
     // MARK: ledger head
 
     @Test("the ledger head is the newest event's position and chain hash")
