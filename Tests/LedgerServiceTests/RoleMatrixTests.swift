@@ -77,6 +77,19 @@ final class RoleMatrixTests {
         }
     }
 
+    @Test("a token revoked after use stops working once the 5 s lookup cache lapses")
+    func revocationAfterUse() throws {
+        let (name, token) = try ledger.namedToken(.support)
+        #expect(try ledger.order(Self.order, token: token).status == 200)
+        try ledger.revoke(name)
+        var last: Reply?
+        let refused = eventually(within: 8, every: 0.25) {
+            last = try ledger.order(Self.order, token: token)
+            return last?.status == 401
+        }
+        #expect(refused, "a revoked token still works after 8 s: \(last.map(String.init(describing:)) ?? "-")")
+    }
+
     @Test("the four operations endpoints need no token")
     func operationsArePublic() throws {
         for path in ["/healthz", "/readyz", "/metrics", "/openapi.json"] {
