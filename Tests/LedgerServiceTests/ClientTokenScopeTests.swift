@@ -17,10 +17,17 @@ final class ClientTokenScopeTests {
     deinit { ledger.stop() }
 
     private func mint(_ no: String, ttl: Int? = nil) throws -> String {
+        try mintWithExpiry(no, ttl: ttl).token
+    }
+
+    private func mintWithExpiry(_ no: String, ttl: Int? = nil) throws -> (token: String, expiresAt: Timestamp) {
         let reply = try ledger.client.post("/v1/orders/\(no)/client-tokens", token: ledger.ingest,
                                            json: ttl.map { #"{"ttlSeconds":\#($0)}"# } ?? "{}")
-        guard reply.status == 201, let token = reply["token"]?.stringValue else { throw ClientError.malformed("mint: \(reply)") }
-        return token
+        guard reply.status == 201, let token = reply["token"]?.stringValue,
+              let expires = reply["expiresAt"]?.stringValue.flatMap({ Timestamp.parse($0) }) else {
+            throw ClientError.malformed("mint: \(reply)")
+        }
+        return (token, expires)
     }
 
     private func signal(_ id: Int) -> String {
@@ -54,10 +61,11 @@ final class ClientTokenScopeTests {
 
     @Test("a client token stops working when its ttl runs out")
     func expires() throws {
-        let token = try mint("S-A", ttl: 1)
+        let (token, expiresAt) = try mintWithExpiry("S-A", ttl: 3)
         let fresh = try ledger.client.post("/v1/orders/S-A/client-events", token: token, json: signal(3))
         #expect(fresh.status == 201, "\(fresh)")
-        Thread.sleep(forTimeInterval: 2.2)
+        let wait = Double(expiresAt.microseconds - Timestamp.now().microseconds) / 1e6 + 1.0
+        Thread.sleep(forTimeInterval: max(0, wait))
         let late = try ledger.client.post("/v1/orders/S-A/client-events", token: token, json: signal(4))
         #expect(late.status == 401 && late.isProblem, "\(late)")
     }
