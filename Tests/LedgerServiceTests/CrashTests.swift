@@ -181,6 +181,54 @@ struct CrashTests {
         restarted.signal(SIGKILL)
     }
 
+    @Test("SIGTERM in the middle of a webhook load: ledger serve exits 0, answers only 200 or 503, and every 200 is stored")
+    func sigtermDuringLoad() throws {
+        let db = try TestDatabase.create("termload")
+        let server = try ServeProcess(databaseURL: db.url)
+        #expect(server.waitUntilServing(within: 20), "ledger serve did not come up: \(server.logText)")
+        let acknowledged = Locked([[UInt8]]())
+        let otherStatuses = Locked([Int]())
+        let stop = Atomic<Bool>(false)
+        let group = DispatchGroup()
+        let port = server.port
+        for t in 0..<4 {
+            group.enter()
+            Thread {
+                defer { group.leave() }
+                let client = HTTPClient(port: port, receiveTimeout: 30)
+                var i = 0
+                while !stop.load(ordering: .relaxed) && i < 5_000 {
+                    let body = LedgerFixture.web3Body("TL-\(t)-\(i % 8)", status: [1, 2, 5, 3, 4][i % 5], extra: #","seq":"\#(t)-\#(i)""#)
+                    i += 1
+                    let ts = String(Timestamp.now().seconds)
+                    guard let reply = try? client.post("/v1/webhooks/web3", body: body,
+                                                       headers: LedgerFixture.web3Headers(body, timestamp: ts)) else {
+                        usleep(5_000)
+                        continue
+                    }
+                    if reply.status == 200 { acknowledged.with { $0.append(body) } } else { otherStatuses.with { $0.append(reply.status) } }
+                }
+            }.start()
+        }
+        _ = eventually(within: 20, every: 0.01) { acknowledged.with { $0.count } >= 200 }
+        let status = server.signal(SIGTERM, waitSeconds: 30)
+        stop.store(true, ordering: .relaxed)
+        group.wait()
+        #expect(status != nil, "ledger serve did not exit within 30 s of SIGTERM")
+        if let status { #expect(status == 0, "exit status \(status); log: \(server.logText.suffix(2000))") }
+        #expect(otherStatuses.snapshot.allSatisfy { $0 == 503 }, "statuses other than 200: \(otherStatuses.snapshot)")
+
+        let c = try db.connect()
+        defer { c.close() }
+        var notOnce = 0
+        for body in acknowledged.snapshot {
+            let n = try c.query("SELECT count(*) AS n FROM ledger.events WHERE idempotency_key = $1",
+                                [.text(LedgerFixture.web3Key(body))]).int64(0, "n")
+            if n != 1 { notOnce += 1 }
+        }
+        #expect(notOnce == 0, "\(notOnce) of \(acknowledged.snapshot.count) acknowledged webhooks are not stored exactly once")
+    }
+
     @Test("SIGTERM stops ledger serve gracefully: it exits 0 and stops listening")
     func sigterm() throws {
         let db = try TestDatabase.create("term")

@@ -436,6 +436,10 @@ final class RouteTests {
 
     @Test("the ledger head is the newest event's position and chain hash")
     func ledgerHead() throws {
+        let empty = try ledger.client.get("/v1/ledger/head", token: ledger.auditor)
+        #expect(empty.status == 200, "\(empty)")
+        #expect(empty["position"]?.int64Value == 0, "an empty ledger's head is position 0: \(empty)")
+        #expect(empty["hash"]?.stringValue == String(repeating: "0", count: 64))
         _ = try ledger.register("H-1")
         _ = try ledger.register("H-2")
         let head = try ledger.client.get("/v1/ledger/head", token: ledger.auditor)
