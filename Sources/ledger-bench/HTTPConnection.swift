@@ -29,6 +29,7 @@ final class HTTPConnection {
     private var fd: Int32 = -1
     private var buffer: [UInt8] = []
     private var start = 0   // unread bytes are buffer[start...]
+    private var chunk = [UInt8](repeating: 0, count: 16 * 1024)   // recv's landing area, reused
 
     init(host: String, port: UInt16, timeoutSeconds: Int = 20) throws {
         self.host = host
@@ -105,7 +106,6 @@ final class HTTPConnection {
             buffer.removeAll(keepingCapacity: true)
             start = 0
         }
-        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
         while true {
             let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if n > 0 {
