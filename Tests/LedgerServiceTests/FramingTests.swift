@@ -89,6 +89,27 @@ final class FramingTests {
         #expect(try ledger.storedCount(web3Body: body) == 1)
     }
 
+    @Test("two webhooks pipelined in one write on a keep-alive connection are both answered, in order, and both stored")
+    func pipelinedRequests() throws {
+        let timestamp = String(Timestamp.now().seconds)
+        var bytes: [UInt8] = []
+        var bodies: [[UInt8]] = []
+        for status in [2, 3] {
+            let body = LedgerFixture.web3Body("PL-1", status: status)
+            bodies.append(body)
+            let signature = Web3Webhook.signature(key: "key-new", timestamp: timestamp, body: body)
+            bytes += Array("POST /v1/webhooks/web3 HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\nX-Pay-Timestamp: \(timestamp)\r\nX-Pay-Signature: \(signature)\r\n\r\n".utf8) + body
+        }
+        let connection = try TestConnection(port: ledger.port)
+        try connection.send(bytes)
+        let first = try connection.readResponse()
+        let second = try connection.readResponse()
+        #expect(first.status == 200 && second.status == 200, "\(first) / \(second)")
+        #expect(first["eventId"] != second["eventId"])
+        #expect(try bodies.allSatisfy { try ledger.storedCount(web3Body: $0) == 1 })
+        #expect(try ledger.order("PL-1")["status"]?.int64Value == 3)
+    }
+
     @Test("a 2 MiB body announced by Content-Length gets 413 with a problem before it is read")
     func twoMebibytesByLength() throws {
         let connection = try TestConnection(port: ledger.port)

@@ -28,11 +28,13 @@ struct LogAndMetricsTests {
         let banxaAuth = "Bearer \(LedgerFixture.banxaAPIKey):\(String(repeating: "ab", count: 32)):\(Timestamp.now().microseconds / 1000)"
         #expect(try ledger.client.post("/v1/webhooks/banxa", body: body, headers: [("Authorization", banxaAuth)]).status == 401)
         #expect(try ledger.order("LOG-1").status == 200)
+        let hostileId = #"abc","level":"fatal","injected":"yes"#
+        #expect(try ledger.client.get("/healthz", headers: [("X-Request-Id", hostileId)]).status == 200)
         #expect(try ledger.client.get("/v1/orders/LOG-1/events", token: ledger.auditor).status == 200)
         #expect(try ledger.client.get("/v1/orders", token: "lgr_" + String(repeating: "f", count: 64)).status == 401)
 
         // The access log is written after the response: give the last line a moment.
-        _ = eventually(within: 3) { lines.with { $0.filter { $0.contains(#""message":"request""#) }.count } >= 7 }
+        _ = eventually(within: 3) { lines.with { $0.filter { $0.contains(#""message":"request""#) }.count } >= 8 }
         let all = lines.snapshot
         #expect(all.count >= 7, "\(all.count) log lines")
         let secrets = [ledger.ingest, ledger.support, ledger.auditor, good[1].1, forged[1].1, String(repeating: "ab", count: 32),
@@ -43,6 +45,7 @@ struct LogAndMetricsTests {
             #expect(object?["time"]?.stringValue?.hasSuffix("Z") == true, "\(line)")
             #expect(object?["level"]?.stringValue != nil, "\(line)")
             for secret in secrets { #expect(!line.contains(secret), "a log line leaks \(secret.prefix(12))…: \(line)") }
+            #expect(object?["injected"] == nil, "a request id forged a log field: \(line)")
         }
         let requests = all.compactMap { try? JSONValue.parse($0) }.filter { $0["message"]?.stringValue == "request" }
         for request in requests {
