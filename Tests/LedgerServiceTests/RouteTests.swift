@@ -493,6 +493,36 @@ final class RouteTests {
         }
     }
 
+    @Test("openapi.json documents 401 and 403 for every token-protected route, and every $ref in it resolves")
+    func openAPIErrorsAndReferences() throws {
+        let document = try #require(try ledger.client.get("/openapi.json").json)
+        for route in Routes.all where route.roles != nil {
+            let responses = document["paths"]?[route.path]?[route.method.lowercased()]?["responses"]
+            #expect(responses?["401"] != nil && responses?["403"] != nil, "\(route.method) \(route.path) documents no 401/403")
+        }
+        var references: [String] = []
+        func collect(_ value: JSONValue) {
+            switch value {
+            case .object(let fields):
+                for (key, child) in fields {
+                    if key == "$ref", let target = child.stringValue { references.append(target) } else { collect(child) }
+                }
+            case .array(let items): items.forEach(collect)
+            default: break
+            }
+        }
+        collect(document)
+        #expect(!references.isEmpty)
+        for reference in Set(references) {
+            guard reference.hasPrefix("#/") else { Issue.record("external $ref \(reference)"); continue }
+            var node: JSONValue? = document
+            for part in reference.dropFirst(2).split(separator: "/") {
+                node = node?[part.replacingOccurrences(of: "~1", with: "/").replacingOccurrences(of: "~0", with: "~")]
+            }
+            #expect(node != nil, "$ref \(reference) points nowhere")
+        }
+    }
+
     @Test("an unknown path is 404 and a wrong method 405, both as problems")
     func routingFailures() throws {
         let missing = try ledger.client.get("/v1/nothing-here", token: ledger.auditor)
