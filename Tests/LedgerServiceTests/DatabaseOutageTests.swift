@@ -163,4 +163,30 @@ struct SlowDatabaseTests {
         #expect(try ledger.storedCount(web3Body: body) == 1)
         #expect(try ledger.order("SL-1")["status"]?.int64Value == 3)
     }
+
+    @Test("with every worker stuck on a slow commit, queued requests still get 503 with Retry-After within the request timeout")
+    func saturatedWorkers() throws {
+        let ledger = try LedgerFixture.start("saturated") {
+            $0.requestTimeoutSeconds = 2
+            $0.workerThreads = 2
+        }
+        defer { ledger.stop() }
+        #expect(try ledger.register("SL-2").status == 201)
+        let holder = try ledger.connect()
+        defer { holder.close() }
+        try holder.query("BEGIN")
+        try holder.query("SELECT 1 FROM ledger.orders WHERE merchant_order_no = 'SL-2' FOR UPDATE")
+
+        let answers = Locked([(status: Int, seconds: Double, retryAfter: Bool)]())
+        onThreads(6) { i in
+            let started = Date()
+            let reply = try? ledger.sendWeb3(LedgerFixture.web3Body("SL-2", status: 2, extra: #","seq":\#(i)"#))
+            answers.with { $0.append((reply?.status ?? 0, Date().timeIntervalSince(started), reply?.header("Retry-After") != nil)) }
+        }
+        try holder.query("COMMIT")
+        let all = answers.snapshot
+        #expect(all.count == 6)
+        #expect(all.allSatisfy { $0.status == 503 && $0.retryAfter }, "\(all)")
+        #expect(all.allSatisfy { $0.seconds < 5 }, "a 2 s request timeout, yet answers took \(all.map(\.seconds))")
+    }
 }

@@ -479,6 +479,8 @@ final class RouteTests {
         #expect(lines.contains { $0.hasPrefix("ledger_events_appended_total") && $0.hasSuffix(" 1") }, "one event appended")
         #expect(lines.contains { $0 == #"ledger_rejected_deliveries_total{reason="bad_signature"} 1"# })
         #expect(lines.contains { $0.hasPrefix("ledger_db_pool_connections{") })
+        #expect(lines.contains { $0.hasPrefix("ledger_http_request_duration_seconds_bucket{") && $0.contains(#"route="register_order""#) },
+                "a latency histogram by route")
     }
 
     @Test("openapi.json is an OpenAPI 3.1 document with a path and method for every route")

@@ -133,6 +133,8 @@ final class WebhookTests {
         #expect(order["eventCount"]?.int64Value == 1)
         let timeline = try ledger.client.get("/v1/orders/W-6/events", token: ledger.support)
         #expect(timeline["events"]?.arrayValue?.first?["redeliveries"]?.int64Value == 2, "\(timeline)")
+        #expect(try ledger.metric("ledger_event_duplicates_total") == 2, "redeliveries are counted as duplicates")
+        #expect(try ledger.metric("ledger_events_appended_total") == 1)
     }
 
     @Test("a correctly signed body that is not JSON, or not an object, is 400 with a problem and stores nothing")
