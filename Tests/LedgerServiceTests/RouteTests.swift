@@ -279,6 +279,21 @@ final class RouteTests {
         #expect(bad.status == 400 && bad.isProblem, "\(bad)")
     }
 
+    @Test("asOf goes by when the ledger recorded an event, not by the time the provider claims: a late webhook is not known earlier")
+    func asOfUsesRecordedTime() throws {
+        _ = try ledger.register("A-2")
+        let registeredAt = try #require(ledger.client.get("/v1/orders/A-2/events", token: ledger.auditor)["events"]?
+            .arrayValue?.first?["recordedAt"]?.stringValue)
+        Thread.sleep(forTimeInterval: 0.05)
+        // Signed 100 s before the registration, delivered after it.
+        let late = try ledger.sendWeb3(LedgerFixture.web3Body("A-2", status: 3), timestamp: Timestamp.now().seconds - 100)
+        #expect(late.status == 200, "\(late)")
+        let then = try ledger.client.get("/v1/orders/A-2?asOf=\(registeredAt)", token: ledger.support)
+        #expect(then["status"]?.int64Value == 1, "at the registration the ledger had not yet received the payment: \(then)")
+        #expect(then["eventCount"]?.int64Value == 1)
+        #expect(try ledger.order("A-2")["status"]?.int64Value == 3)
+    }
+
     // MARK: timeline
 
     @Test("the timeline lists events oldest first with the status after each; only auditors see raw bodies and unmasked emails")

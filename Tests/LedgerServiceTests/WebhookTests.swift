@@ -197,7 +197,8 @@ final class WebhookTests {
         #expect(order["status"]?.int64Value == 3, "\(order)")
         #expect(order["provider"]?.stringValue == "banxa")
         #expect(order["providerOrderId"]?.stringValue == "bx-B-1")
-        let again = try sendBanxa(body)
+        let again = try sendBanxa(body, nonce: String(Timestamp.now().microseconds))
+        #expect(again.status == 200, "a microsecond nonce (16 digits) is accepted: \(again)")
         #expect(again["duplicate"]?.boolValue == true, "a redelivery with a new nonce is a duplicate: \(again)")
     }
 
