@@ -71,5 +71,6 @@ struct ConcurrencyTests {
         #expect(try paid.int64(0, "n") == 40, "every order saw its completed webhook")
         #expect(try ChainVerifier().verify(on: c) == .intact(events: Int64(stored.count), head: Int64(stored.count)))
         #expect(try ledger.metric("ledger_events_appended_total") == Double(stored.count))
+        #expect(try ledger.verify() == [], "ledger verify: chain and read models against a replay")
     }
 }

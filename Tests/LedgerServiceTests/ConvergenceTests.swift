@@ -51,6 +51,7 @@ final class ConvergenceTests {
 
         #expect(try comparable("X-2") == forward)
         #expect(try comparable("X-3") == forward)
+        #expect(try ledger.verify() == [], "the read models equal a replay of their events")
     }
 
     @Test("a registration arriving before or after the webhooks gives the same read model")

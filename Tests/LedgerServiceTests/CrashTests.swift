@@ -169,6 +169,7 @@ struct CrashTests {
         let total = try c.query("SELECT count(*) AS n FROM ledger.events").int64(0, "n")
         #expect(total >= Int64(acked.count))
         #expect(try ChainVerifier().verify(on: c) == .intact(events: total, head: total), "the chain survives the crash")
+        #expect(try LedgerFixture.verify(databaseURL: db.url) == [], "read models match a replay after the crash")
 
         // A restarted server recognises the acknowledged ones as redeliveries.
         let restarted = try ServeProcess(databaseURL: db.url)

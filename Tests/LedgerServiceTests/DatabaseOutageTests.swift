@@ -130,6 +130,7 @@ struct DatabaseOutageTests {
         #expect(notOnce == 0, "\(notOnce) acknowledged webhooks are not stored exactly once")
         let total = try c.query("SELECT count(*) AS n FROM ledger.events").int64(0, "n")
         #expect(try ChainVerifier().verify(on: c) == .intact(events: total, head: total))
+        #expect(try ledger.verify() == [], "read models match a replay after the outage")
     }
 }
 

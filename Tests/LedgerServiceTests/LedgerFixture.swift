@@ -101,6 +101,23 @@ final class LedgerFixture: @unchecked Sendable {
         try TokenStore().revoke(name: name, on: c)
     }
 
+    /// What `ledger verify` checks: the hash chain, and every read model against a
+    /// replay of its events. Empty when all is well.
+    static func verify(databaseURL: String) throws -> [String] {
+        let c = try PostgresConnection(connectionString: databaseURL)
+        defer { c.close() }
+        var check = ReadModelCheck()
+        return try c.transaction { c in
+            try c.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            if case .broken(let position, let reason) = try ChainVerifier().verify(on: c, each: { check.add($0) }) {
+                return ["hash chain broken at \(position): \(reason)"]
+            }
+            return try check.differences(on: c)
+        }
+    }
+
+    func verify() throws -> [String] { try Self.verify(databaseURL: databaseURL) }
+
     // MARK: web3 webhooks
 
     static func web3Body(_ no: String, status: Int, amount: String = "40", extra: String = "") -> [UInt8] {
