@@ -74,6 +74,30 @@ final class HostileInputTests {
         #expect(Date().timeIntervalSince(started) < 6, "closed only after \(Date().timeIntervalSince(started)) s with a 1 s idle timeout")
     }
 
+    @Test("connections beyond the total limit are turned away, and service resumes when they close")
+    func totalConnectionLimit() throws {
+        let small = try LedgerFixture.start("connlimit") {
+            $0.connectionLimit = 4
+            $0.perIPConnectionLimit = 0
+        }
+        defer { small.stop() }
+        var held: [TestConnection] = []
+        for _ in 0..<4 {
+            let c = try TestConnection(port: small.port, receiveTimeout: 5)
+            try c.send("GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n")
+            #expect(try c.readResponse().status == 200)
+            held.append(c)
+        }
+        var servedBeyondLimit = false
+        if let extra = try? TestConnection(port: small.port, receiveTimeout: 3) {
+            try? extra.send("GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+            if let reply = try? extra.readResponse(), reply.status == 200 { servedBeyondLimit = true }
+        }
+        #expect(!servedBeyondLimit, "a fifth connection was served with a limit of 4")
+        held.removeAll()
+        #expect(eventually(within: 5) { try small.client.get("/healthz").status == 200 })
+    }
+
     @Test("connections beyond the per-IP limit are turned away, and service resumes when they close")
     func perIPLimit() throws {
         var held: [TestConnection] = []

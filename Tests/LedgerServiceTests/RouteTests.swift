@@ -360,6 +360,17 @@ final class RouteTests {
         #expect(first["orders"]?.arrayValue?.first?["merchantOrderNo"]?.stringValue == "P-3")
     }
 
+    @Test("without a limit a page holds 50 orders, and limit=500 is allowed")
+    func listDefaultLimit() throws {
+        for i in 0..<51 { #expect(try ledger.register("D-\(i)").status == 201) }
+        let page = try ledger.client.get("/v1/orders", token: ledger.support)
+        #expect(page["orders"]?.arrayValue?.count == 50, "\(page.text.prefix(200))")
+        #expect(page["nextCursor"]?.stringValue != nil)
+        let all = try ledger.client.get("/v1/orders?limit=500", token: ledger.support)
+        #expect(all["orders"]?.arrayValue?.count == 51)
+        #expect(all["nextCursor"]?.isNull == true)
+    }
+
     @Test("list filters narrow the orders; a cursor the ledger did not issue, a bad limit or an unknown filter is 400")
     func listFilters() throws {
         for no in ["F-1", "F-2", "F-3"] { _ = try ledger.register(no) }
