@@ -88,6 +88,19 @@ final class WebhookTests {
         #expect(try eventCount() == 0)
     }
 
+    @Test("a staff bearer token is no substitute for a provider signature, and it never reaches the quarantine in clear")
+    func staffTokenIsNotASignature() throws {
+        let body = LedgerFixture.web3Body("W-10", status: 3)
+        for path in ["/v1/webhooks/web3", "/v1/webhooks/banxa"] {
+            let reply = try ledger.client.post(path, token: ledger.auditor, body: body)
+            #expect(reply.status == 401 && reply.isProblem, "\(path): \(reply)")
+        }
+        let kept = try quarantined()
+        #expect(kept.count == 2)
+        #expect(kept.allSatisfy { !JSONSerializer.string($0.headers).contains(ledger.auditor) }, "\(kept.map(\.headers))")
+        #expect(try eventCount() == 0)
+    }
+
     @Test("a webhook signed with either configured key is accepted, so keys can be rotated")
     func rotatedKeys() throws {
         let old = try ledger.sendWeb3(LedgerFixture.web3Body("W-4", status: 2), key: "key-old")
