@@ -42,7 +42,9 @@ public final class PostgresConnection: @unchecked Sendable {
         }
         // Server NOTICEs ("already exists, skipping") are not errors; keep them off stderr.
         PQsetNoticeProcessor(pointer, { _, _ in }, nil)
-        let setup = PQexec(pointer, "SET bytea_output = 'hex'; SET TIME ZONE 'UTC'; SET DateStyle = 'ISO'")
+        // JIT compilation costs tens of milliseconds and pays off only for long
+        // analytic queries; the ledger's statements are short.
+        let setup = PQexec(pointer, "SET bytea_output = 'hex'; SET TIME ZONE 'UTC'; SET DateStyle = 'ISO'; SET jit = off")
         PQclear(setup)
         return pointer
     }
