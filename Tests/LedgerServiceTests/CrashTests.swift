@@ -120,6 +120,7 @@ struct CrashTests {
     @Test("kill -9 in the middle of a webhook load loses no acknowledged event; a restarted server answers their redeliveries as duplicates")
     func killDuringLoad() throws {
         let db = try TestDatabase.create("kill")
+        defer { LedgerFixture.drop(db) }
         let server = try ServeProcess(databaseURL: db.url)
         #expect(server.waitUntilServing(within: 20), "ledger serve did not come up: \(server.logText)")
 
@@ -185,6 +186,7 @@ struct CrashTests {
     @Test("SIGTERM in the middle of a webhook load: ledger serve exits 0, answers only 200 or 503, and every 200 is stored")
     func sigtermDuringLoad() throws {
         let db = try TestDatabase.create("termload")
+        defer { LedgerFixture.drop(db) }
         let server = try ServeProcess(databaseURL: db.url)
         #expect(server.waitUntilServing(within: 20), "ledger serve did not come up: \(server.logText)")
         let acknowledged = Locked([[UInt8]]())
@@ -233,6 +235,7 @@ struct CrashTests {
     @Test("SIGTERM stops ledger serve gracefully: it exits 0 and stops listening")
     func sigterm() throws {
         let db = try TestDatabase.create("term")
+        defer { LedgerFixture.drop(db) }
         let server = try ServeProcess(databaseURL: db.url)
         #expect(server.waitUntilServing(within: 20), "ledger serve did not come up: \(server.logText)")
         let body = LedgerFixture.web3Body("TERM-1", status: 3)

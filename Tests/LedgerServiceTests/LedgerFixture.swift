@@ -23,15 +23,25 @@ final class LedgerFixture: @unchecked Sendable {
     let auditor: String
     let accountant: String
 
+    /// The database this fixture made, dropped when the fixture goes away.
+    private let owned: TestDatabase?
+
     static func start(_ label: String, poolSize: Int = 4, migrator: Migrator? = nil, logger: Logger = .disabled,
                       configure: (inout HTTPServerConfiguration) -> Void = { _ in }) throws -> LedgerFixture {
         let db = try TestDatabase.create(label)
-        return try LedgerFixture(databaseURL: db.url, poolSize: poolSize, migrator: migrator, logger: logger, configure: configure)
+        do {
+            return try LedgerFixture(databaseURL: db.url, owning: db, poolSize: poolSize, migrator: migrator, logger: logger,
+                                     configure: configure)
+        } catch {
+            drop(db)
+            throw error
+        }
     }
 
-    init(databaseURL: String, poolSize: Int = 4, migrator: Migrator? = nil, logger: Logger = .disabled,
-         configure: (inout HTTPServerConfiguration) -> Void = { _ in }) throws {
+    init(databaseURL: String, owning owned: TestDatabase? = nil, poolSize: Int = 4, migrator: Migrator? = nil,
+         logger: Logger = .disabled, configure: (inout HTTPServerConfiguration) -> Void = { _ in }) throws {
         self.databaseURL = databaseURL
+        self.owned = owned
         let configuration = try LedgerConfiguration.fromEnvironment(Self.environment(databaseURL: databaseURL))
         var http = HTTPServerConfiguration()
         http.port = 0
@@ -58,7 +68,20 @@ final class LedgerFixture: @unchecked Sendable {
          "LEDGER_BANXA_API_SECRETS": banxaSecret]
     }
 
+    /// Stops the service (idempotent). The database stays readable until the fixture is released.
     func stop() { app.stop() }
+
+    deinit {
+        app.stop()
+        if let owned { Self.drop(owned) }
+    }
+
+    /// Drops a test database (best effort): each run would otherwise leave ~100 behind.
+    static func drop(_ db: TestDatabase) {
+        guard let admin = try? PostgresConnection(connectionString: db.adminURL) else { return }
+        defer { admin.close() }
+        _ = try? admin.query("DROP DATABASE IF EXISTS \(db.name) WITH (FORCE)")   // name is ours: [a-z0-9_]
+    }
 
     // MARK: database
 
