@@ -60,12 +60,12 @@ final class ClientTokenScopeTests {
     }
 
     @Test("a client token stops working when its ttl runs out")
-    func expires() throws {
+    func expires() async throws {
         let (token, expiresAt) = try mintWithExpiry("S-A", ttl: 3)
         let fresh = try ledger.client.post("/v1/orders/S-A/client-events", token: token, json: signal(3))
         #expect(fresh.status == 201, "\(fresh)")
         let wait = Double(expiresAt.microseconds - Timestamp.now().microseconds) / 1e6 + 1.0
-        Thread.sleep(forTimeInterval: max(0, wait))
+        try await Task.sleep(nanoseconds: UInt64(max(0, wait) * 1e9))
         let late = try ledger.client.post("/v1/orders/S-A/client-events", token: token, json: signal(4))
         #expect(late.status == 401 && late.isProblem, "\(late)")
     }

@@ -145,8 +145,10 @@ final class FramingTests {
         #expect(exactly.count == limit)
         let atLimit = try ledger.client.post("/v1/orders", token: ledger.ingest, body: exactly)
         #expect(atLimit.status == 201, "a body of exactly LEDGER_MAX_BODY is accepted: \(atLimit)")
-        let over = try ledger.client.send("POST", "/v1/orders", headers: [("Authorization", "Bearer " + ledger.ingest)],
-                                          body: exactly + [UInt8(ascii: " ")])
+        // One byte more: the head alone decides (sending the body would race the server's close).
+        let connection = try TestConnection(port: ledger.port)
+        try connection.send("POST /v1/orders HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer \(ledger.ingest)\r\nContent-Length: \(limit + 1)\r\n\r\n")
+        let over = try connection.readResponse()
         #expect(over.status == 413 && over.isProblem, "\(over)")
     }
 

@@ -89,7 +89,7 @@ final class HostileInputTests {
             held.append(c)
         }
         var servedBeyondLimit = false
-        if let extra = try? TestConnection(port: small.port, receiveTimeout: 3) {
+        if let extra = try? TestConnection(port: small.port, receiveTimeout: 1) {
             try? extra.send("GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
             if let reply = try? extra.readResponse(), reply.status == 200 { servedBeyondLimit = true }
         }
@@ -108,7 +108,7 @@ final class HostileInputTests {
             held.append(c)
         }
         var servedBeyondLimit = false
-        if let extra = try? TestConnection(port: ledger.port, receiveTimeout: 3) {
+        if let extra = try? TestConnection(port: ledger.port, receiveTimeout: 1) {
             try? extra.send("GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
             if let reply = try? extra.readResponse(), reply.status == 200 { servedBeyondLimit = true }
         }

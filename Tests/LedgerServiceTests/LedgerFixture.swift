@@ -220,6 +220,16 @@ func eventually(within seconds: Double, every interval: Double = 0.1, _ conditio
     return false
 }
 
+/// The same for async tests: sleeps without holding one of the few cooperative threads.
+func eventually(within seconds: Double, every interval: Double = 0.1, _ condition: () throws -> Bool) async -> Bool {
+    let deadline = Date(timeIntervalSinceNow: seconds)
+    repeat {
+        if (try? condition()) == true { return true }
+        try? await Task.sleep(nanoseconds: UInt64(interval * 1e9))
+    } while Date() < deadline
+    return false
+}
+
 extension JSONValue {
     /// This object without the named keys (for comparing read models of different orders).
     func removing(_ keys: Set<String>) -> JSONValue {
