@@ -116,6 +116,10 @@ public final class HTTPServer: Sendable {
             state = .stopped
             core.stopping.store(true, ordering: .relaxed)
             let quiesced = MHD_quiesce_daemon(running.daemon)
+            // Stop listening now, so new clients are refused (and fail over) rather than
+            // completing a handshake nobody will answer. The fd itself is closed only
+            // after MHD_stop_daemon, as libmicrohttpd's threads may still hold it.
+            if quiesced >= 0 { _ = shutdown(quiesced, Int32(SHUT_RDWR)) }
             core.inFlight.waitUntilIdle(seconds: configuration.shutdownGraceSeconds)
             core.suspensions.closeAndResumeAll()
             // Let the resumed connections send their answers before the sockets close.

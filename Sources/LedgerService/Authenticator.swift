@@ -25,10 +25,11 @@ final class Authenticator: Sendable {
 
     /// The principal for an `Authorization` header, or `.unauthenticated`.
     func principal(authorization: String?, now: Timestamp) throws -> Principal {
-        guard let header = authorization, header.hasPrefix("Bearer ") else {
+        // The scheme name is case-insensitive (RFC 9110 §11.1).
+        guard let header = authorization, header.utf8.count > 7, header.prefix(7).lowercased() == "bearer " else {
             throw ServiceError.unauthenticated("send a bearer token: Authorization: Bearer <token>")
         }
-        let token = String(header.dropFirst("Bearer ".count)).trimmingWhitespace
+        let token = String(header.dropFirst(7)).trimmingWhitespace
         let key = Hex.encode(TokenIssuer.hash(token))
         let cached = cache.withLock { c -> TokenRecord? in
             guard let (record, fetched) = c[key], now.microseconds - fetched.microseconds < cacheSeconds * 1_000_000 else { return nil }
