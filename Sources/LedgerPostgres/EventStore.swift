@@ -8,13 +8,20 @@ public struct EventStore: Sendable {
     /// Appends `events` in the caller's transaction through
     /// `ledger.append_events` (one round trip for the whole batch).
     public func append(_ events: [NewEvent], on connection: PostgresConnection) throws -> [AppendOutcome] {
-        if events.isEmpty { return [] }
-        let result = try connection.query("SELECT * FROM ledger.append_events($1::jsonb)", [.text(Self.batchJSON(events))])
-        guard result.count == events.count else {
-            throw PostgresError.unexpectedResult("append_events answered \(result.count) rows for \(events.count) events")
+        try append(encoded: events.map(Self.itemJSON), on: connection)
+    }
+
+    /// Appends items already encoded with `itemJSON` (callers may encode on
+    /// their own threads, off the single writer's path).
+    public func append(encoded items: [String], on connection: PostgresConnection) throws -> [AppendOutcome] {
+        if items.isEmpty { return [] }
+        let batch = "[" + items.joined(separator: ",") + "]"
+        let result = try connection.query("SELECT * FROM ledger.append_events($1::jsonb)", [.text(batch)])
+        guard result.count == items.count else {
+            throw PostgresError.unexpectedResult("append_events answered \(result.count) rows for \(items.count) events")
         }
         var outcomes = [AppendOutcome]()
-        outcomes.reserveCapacity(events.count)
+        outcomes.reserveCapacity(items.count)
         for row in 0..<result.count {
             let outcome = try result.string(row, "outcome")
             if outcome == "version_conflict" {
@@ -102,21 +109,17 @@ public struct EventStore: Sendable {
         return ts
     }
 
-    static func batchJSON(_ events: [NewEvent]) -> String {
-        var out = "["
-        for (i, e) in events.enumerated() {
-            if i > 0 { out += "," }
-            out += "{\"stream\":" + JSONSerializer.string(.string(e.stream))
-            out += ",\"type\":" + JSONSerializer.string(.string(e.type))
-            out += ",\"source\":" + JSONSerializer.string(.string(e.source))
-            out += ",\"payload\":" + e.payloadJSON
-            out += ",\"raw\":" + (e.raw.map { "\"" + Hex.encode($0) + "\"" } ?? "null")
-            out += ",\"metadata\":" + e.metadataJSON
-            out += ",\"key\":" + JSONSerializer.string(.string(e.idempotencyKey))
-            out += ",\"observedAtMicros\":\"" + String(e.observedAt.microseconds) + "\""
-            if let v = e.expectedVersion { out += ",\"expectedVersion\":" + String(v) }
-            out += "}"
-        }
-        return out + "]"
+    /// One event as an item of `ledger.append_events`' batch parameter.
+    public static func itemJSON(_ e: NewEvent) -> String {
+        var out = "{\"stream\":" + JSONSerializer.string(.string(e.stream))
+        out += ",\"type\":" + JSONSerializer.string(.string(e.type))
+        out += ",\"source\":" + JSONSerializer.string(.string(e.source))
+        out += ",\"payload\":" + e.payloadJSON
+        out += ",\"raw\":" + (e.raw.map { "\"" + Hex.encode($0) + "\"" } ?? "null")
+        out += ",\"metadata\":" + e.metadataJSON
+        out += ",\"key\":" + JSONSerializer.string(.string(e.idempotencyKey))
+        out += ",\"observedAtMicros\":\"" + String(e.observedAt.microseconds) + "\""
+        if let v = e.expectedVersion { out += ",\"expectedVersion\":" + String(v) }
+        return out + "}"
     }
 }

@@ -6,7 +6,10 @@ import Synchronization
 /// appended: keeping read models in the same commit as their events makes a
 /// write visible to the very next read.
 public protocol BatchProjector: Sendable {
-    func project(_ appended: [(event: NewEvent, outcome: AppendOutcome)], on connection: PostgresConnection) throws
+    /// `attachment` is whatever the submitter attached to the event (for
+    /// example its parsed form, so the projector need not parse it again).
+    func project(_ appended: [(event: NewEvent, attachment: (any Sendable)?, outcome: AppendOutcome)],
+                 on connection: PostgresConnection) throws
 }
 
 /// Group commit: concurrent appends from many callers share one transaction,
@@ -23,6 +26,9 @@ public final class GroupCommitter: @unchecked Sendable {
 
     private struct Request {
         let events: [NewEvent]
+        /// The batch items, encoded by the submitting thread, not the writer.
+        let encoded: [String]
+        let attachments: [(any Sendable)?]
         let completion: Completion
     }
 
@@ -57,14 +63,16 @@ public final class GroupCommitter: @unchecked Sendable {
     public var stats: Statistics { statistics.withLock { $0 } }
 
     /// Queues `events`; `completion` runs on the writer thread after commit.
-    public func submit(_ events: [NewEvent], completion: @escaping Completion) {
+    public func submit(_ events: [NewEvent], attachments: [(any Sendable)?]? = nil, completion: @escaping Completion) {
+        let request = Request(events: events, encoded: events.map(EventStore.itemJSON),
+                              attachments: attachments ?? Array(repeating: nil, count: events.count), completion: completion)
         condition.lock()
         if stopping {
             condition.unlock()
             completion(.failure(PostgresError.connectionFailed("the ledger is shutting down")))
             return
         }
-        queue.append(Request(events: events, completion: completion))
+        queue.append(request)
         condition.signal()
         condition.unlock()
     }
@@ -72,10 +80,10 @@ public final class GroupCommitter: @unchecked Sendable {
     /// Appends and blocks until committed, or throws. `timeout` bounds the wait:
     /// past it the caller gets an error (and may retry; idempotency keys make
     /// a retry safe even if the first attempt did commit).
-    public func append(_ events: [NewEvent], timeout: Double = 10) throws -> [AppendOutcome] {
+    public func append(_ events: [NewEvent], attachments: [(any Sendable)?]? = nil, timeout: Double = 10) throws -> [AppendOutcome] {
         let done = DispatchSemaphore(value: 0)
         let box = Mutex<Result<[AppendOutcome], Error>?>(nil)
-        submit(events) { result in
+        submit(events, attachments: attachments) { result in
             box.withLock { $0 = result }
             done.signal()
         }
@@ -125,9 +133,10 @@ public final class GroupCommitter: @unchecked Sendable {
         let events = batch.flatMap(\.events)
         let result: Result<[AppendOutcome], Error> = Result {
             try pool.transaction { connection in
-                let outcomes = try store.append(events, on: connection)
+                let outcomes = try store.append(encoded: batch.flatMap(\.encoded), on: connection)
                 if let projector {
-                    try projector.project(Array(zip(events, outcomes)).map { ($0, $1) }, on: connection)
+                    let attachments = batch.flatMap(\.attachments)
+                    try projector.project(events.indices.map { (events[$0], attachments[$0], outcomes[$0]) }, on: connection)
                 }
                 return outcomes
             }

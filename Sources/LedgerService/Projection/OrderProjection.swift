@@ -8,12 +8,16 @@ struct OrderProjection: BatchProjector {
     let orders = OrderReadModel()
     let enrollments = EnrollmentReadModel()
 
-    func project(_ appended: [(event: NewEvent, outcome: AppendOutcome)], on c: PostgresConnection) throws {
+    func project(_ appended: [(event: NewEvent, attachment: (any Sendable)?, outcome: AppendOutcome)],
+                 on c: PostgresConnection) throws {
         var orderEvents: [(MerchantOrderNo, [RecordedEvent])] = []
         var enrollmentRefs: [String] = []
-        for (new, outcome) in appended {
+        for (new, attachment, outcome) in appended {
             guard case .appended(let receipt) = outcome else { continue }
-            let recorded = try EventMapping.recorded(new, receipt)
+            // The submitter attaches the parsed event; parse the payload only when it did not.
+            let recorded = try (attachment as? LedgerEvent).map {
+                RecordedEvent(event: $0, position: receipt.position, recordedAt: receipt.recordedAt)
+            } ?? EventMapping.recorded(new, receipt)
             if let no = recorded.event.merchantOrderNo {
                 if let i = orderEvents.firstIndex(where: { $0.0 == no }) {
                     orderEvents[i].1.append(recorded)

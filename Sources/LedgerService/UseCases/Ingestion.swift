@@ -130,7 +130,7 @@ struct Ingestion: Sendable {
 
     private func appendOutcome(_ event: LedgerEvent, raw: [UInt8], request: HTTPRequest, verifiedBy: String) throws -> AppendOutcome {
         let new = EventMapping.newEvent(event, raw: raw, receipt: Receipt(requestID: request.requestID, verifiedBy: verifiedBy))
-        return try committer.append([new], timeout: 8)[0]
+        return try committer.append([new], attachments: [event], timeout: 8)[0]
     }
 
     func commit(_ event: LedgerEvent, raw: [UInt8], request: HTTPRequest, verifiedBy: String) throws -> WriteResult {
