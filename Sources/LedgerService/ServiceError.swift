@@ -12,6 +12,7 @@ enum ServiceError: Error {
     case notFound(String)
     case conflict(String)
     case unavailable(String)
+    case notImplemented(String)
     case internalError(String)
 
     /// Classifies any error thrown below the service.
@@ -34,6 +35,7 @@ enum ServiceError: Error {
         case .notFound: return 404
         case .conflict: return 409
         case .unavailable: return 503
+        case .notImplemented: return 501
         case .internalError: return 500
         }
     }
@@ -49,6 +51,7 @@ enum ServiceError: Error {
         case .conflict(let detail): return .problem(status: 409, title: "Conflict", detail: detail)
         case .unavailable(let detail):
             return .problem(status: 503, title: "Service unavailable", detail: detail, headers: [("Retry-After", "2")])
+        case .notImplemented(let detail): return .problem(status: 501, title: "Not implemented", detail: detail)
         case .internalError:
             // The detail stays in the log; the caller gets no internals.
             return .problem(status: 500, title: "Internal error", detail: "the ledger failed to handle this request; it has been logged")

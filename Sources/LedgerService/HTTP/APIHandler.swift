@@ -96,7 +96,7 @@ struct APIHandler: Sendable {
         case "ledger_head":
             return json(200, try queries.head(), masked: false)
         case "export_orders", "export_events":
-            throw ServiceError.notFound("exports are not served yet (see README: exports arrive with the accounting tools)")
+            throw ServiceError.notImplemented("exports are not served yet: they arrive with the accounting tools (see README)")
         case "healthz":
             return .json(200, Array(#"{"status":"ok"}"#.utf8))
         case "readyz":
