@@ -91,7 +91,7 @@ public enum BanxaWebhook {
     public static func event(body: [UInt8], verification: WebhookVerification, receivedAt: Timestamp) throws(CoreError) -> LedgerEvent {
         let (value, f) = try FieldReader.parseObject(body, what: "webhook body")
         return try BanxaMapping.event(f, body: value, source: .webhook, observedAt: nil, receivedAt: receivedAt,
-                                      idempotencyKey: WebhookAuth.bodyKey(provider, body), keyId: verification.keyId)
+                                      idempotencyKey: { _ in WebhookAuth.bodyKey(provider, body) }, keyId: verification.keyId)
     }
 
     /// Verify then map: the one call the webhook endpoint needs.
@@ -107,7 +107,7 @@ public enum BanxaWebhook {
 /// Banxa order fields (v2 webhook body, or an order the merchant fetched) to events.
 enum BanxaMapping {
     static func event(_ f: FieldReader, body: JSONValue, source: EventSource, observedAt given: Timestamp?,
-                      receivedAt: Timestamp, idempotencyKey: String, keyId: String?,
+                      receivedAt: Timestamp, idempotencyKey keyFor: (Timestamp) -> String, keyId: String?,
                       orderNo: MerchantOrderNo? = nil) throws(CoreError) -> LedgerEvent {
         let no: MerchantOrderNo
         if let orderNo {
@@ -131,6 +131,9 @@ enum BanxaMapping {
         } else if let s = try f.optionalString("updated_at", maxLength: 64), let t = Timestamp.parse(s, lenient: true) {
             observedAt = t
         }
+        // A query's key covers the observation's own time (status_date), so the same
+        // response reported twice is a duplicate however late it arrives.
+        let idempotencyKey = keyFor(observedAt)
         let cryptoAmount = try f.optionalAmount("crypto_amount")
         let fiatAmount = try f.optionalAmount("fiat_amount")
         let coin = try f.optionalString("crypto_coin", maxLength: 64)

@@ -78,10 +78,9 @@ public enum QueryObservation {
                 return .observed(try GenericQuery.observation(provider: provider, merchantOrderNo: merchantOrderNo,
                                                               response: order, observedAt: given ?? receivedAt))
             }
-            // The key hashes the response with the time it was fetched or received.
-            let keyTime = given ?? receivedAt
+            // The key hashes the response with the observation's time (given, else status_date).
             return try BanxaMapping.event(f, body: response, source: .query, observedAt: given, receivedAt: receivedAt,
-                                          idempotencyKey: QueryKey.make(provider, response, keyTime), keyId: nil,
+                                          idempotencyKey: { QueryKey.make(provider, response, $0) }, keyId: nil,
                                           orderNo: merchantOrderNo)
         default:
             return .observed(try GenericQuery.observation(provider: provider, merchantOrderNo: merchantOrderNo,

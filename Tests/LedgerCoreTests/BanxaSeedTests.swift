@@ -151,4 +151,16 @@ struct BanxaSeedTests {
         let wrong = bytes(#"{"provider":"banxa","response":{"status":"complete","external_id":"SO-2"}}"#)
         #expect(coreError { try OrderRequests.observation(merchantOrderNo: orderNo("SO-1"), body: wrong, receivedAt: t0) }?.reason == "order_reference_mismatch")
     }
+
+    @Test("the same Banxa order reported twice, later, has the same key: its key uses status_date, not the arrival time")
+    func queryRedeliveryIsDuplicate() throws {
+        let body = bytes(#"{"provider":"banxa","response":{"data":{"order":{"id":"8f3b2c1a","status":"complete","status_date":"2024-01-31 12:48:36","external_id":"SO-1"}}}}"#)
+        let first = try OrderRequests.observation(merchantOrderNo: orderNo("SO-1"), body: body, receivedAt: t0)
+        let later = try OrderRequests.observation(merchantOrderNo: orderNo("SO-1"), body: body,
+                                                  receivedAt: Timestamp(microseconds: t0.microseconds + 30_000_000))
+        #expect(first.idempotencyKey == later.idempotencyKey)
+        #expect(first.payload == later.payload)
+        let otherDate = bytes(#"{"provider":"banxa","response":{"data":{"order":{"id":"8f3b2c1a","status":"complete","status_date":"2024-01-31 12:49:00","external_id":"SO-1"}}}}"#)
+        #expect(try OrderRequests.observation(merchantOrderNo: orderNo("SO-1"), body: otherDate, receivedAt: t0).idempotencyKey != first.idempotencyKey)
+    }
 }
