@@ -24,7 +24,7 @@ public enum BankPayCallbacks {
         switch callback {
         case "onSuccess":
             guard let type else { throw .callbackPayloadMismatch("onSuccess needs the dictionary's \"type\"") }
-            name = type
+            name = type == "enrollmentError" ? error : type
         case "onError", "enrollmentError":
             name = error
         default:
@@ -48,10 +48,21 @@ public enum BankPayCallbacks {
         case close:
             try expectType(type, name)
         case error:
-            guard try f.optionalString("error", maxLength: 256) != nil else {
+            // Two shapes: providers.md's top-level {error, message, errors}, and the
+            // seed's {type: "enrollmentError", data: {error, message}}.
+            var source = f
+            if type == "enrollmentError" {
+                guard let data = f.value("data"), case .object = data else {
+                    throw .callbackPayloadMismatch("an enrollmentError dictionary needs \"data\" with an \"error\" code")
+                }
+                source = try FieldReader(data, what: "data")
+            } else if let type, type != error {
+                throw .callbackPayloadMismatch("the dictionary's type \(CoreError.quote(type)) is not an error")
+            }
+            guard try source.optionalString("error", maxLength: 256) != nil else {
                 throw .callbackPayloadMismatch("an error callback needs an \"error\" code such as \"declined\"")
             }
-            _ = try f.optionalString("message", maxLength: 4096)
+            _ = try source.optionalString("message", maxLength: 4096)
             if let errors = f.value("errors"), case .object = errors {} else if f.has("errors") {
                 throw .callbackPayloadMismatch("\"errors\" must be an object")
             }

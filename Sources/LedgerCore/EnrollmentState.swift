@@ -71,7 +71,9 @@ public struct EnrollmentState: Sendable, Hashable {
             if let id, intent.map({ recorded.position < $0.position }) ?? true { intent = (recorded.position, id) }
         case BankPayCallbacks.error:
             phase = .failed
-            let candidate = (e.observedAt, recorded.position, e.payload["error"]?.stringValue, e.payload["message"]?.stringValue)
+            // The seed's shape nests the code in data: {type: "enrollmentError", data: {error, message}}.
+            let fields = e.payload["error"] == nil ? (e.payload["data"] ?? e.payload) : e.payload
+            let candidate = (e.observedAt, recorded.position, fields["error"]?.stringValue, fields["message"]?.stringValue)
             if newestError.map({ Self.isNewer(candidate.0, candidate.1, than: $0.observedAt, $0.position) }) ?? true {
                 newestError = candidate
             }

@@ -42,6 +42,18 @@ struct BankPaySeedTests {
         #expect(s.lastErrorMessage?.hasPrefix("According to our records") == true)
     }
 
+    @Test("the seed's enrollmentError dictionary (type enrollmentError, data {error, message}) marks the enrollment failed")
+    func seedEnrollmentErrorShape() throws {
+        let dictionary = #"{"type":"enrollmentError","data":{"error":"declined","message":"According to our records, this financial institution does not permit ACH transactions."}}"#
+        for callback in ["onSuccess", "enrollmentError", "error"] {
+            let failed = try enrollment(callback, dictionary, id: Self.id3, at: "2026-11-29T12:00:09Z")
+            #expect(failed.callback == "error")
+            let s = EnrollmentState.reduce(EnrollmentState(enrollmentRef: "ENR-42"), recorded([.enrollment(failed)])[0])
+            #expect(s.phase == .failed && s.lastError == "declined")
+        }
+        #expect(throws: CoreError.self) { try enrollment("enrollmentError", #"{"type":"enrollmentError","data":{}}"#, id: Self.id3, at: "2026-11-29T12:00:09Z") }
+    }
+
     @Test("transaction flow callbacks are client signals on the order; enrollment-only callbacks are refused there")
     func transactionFlow() throws {
         func relay(_ callback: String, _ payload: String) throws -> ClientSignal {
