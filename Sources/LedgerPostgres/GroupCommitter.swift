@@ -48,6 +48,8 @@ public final class GroupCommitter: @unchecked Sendable {
         public var appended: Int64 = 0
         public var duplicates: Int64 = 0
         public var failedBatches: Int64 = 0
+        /// Batches appended by the writer's own hash chain (ChainedAppend), not ledger.append_events.
+        public var chainedBatches: Int64 = 0
         public init() {}
     }
 
@@ -133,7 +135,9 @@ public final class GroupCommitter: @unchecked Sendable {
         let events = batch.flatMap(\.events)
         let result: Result<[AppendOutcome], Error> = Result {
             try pool.transaction { connection in
-                let outcomes = try store.append(encoded: batch.flatMap(\.encoded), on: connection)
+                let chained = try ChainedAppend().append(events, on: connection)
+                if chained != nil { statistics.withLock { $0.chainedBatches += 1 } }
+                let outcomes = try chained ?? store.append(encoded: batch.flatMap(\.encoded), on: connection)
                 if let projector {
                     let attachments = batch.flatMap(\.attachments)
                     try projector.project(events.indices.map { (events[$0], attachments[$0], outcomes[$0]) }, on: connection)

@@ -19,9 +19,10 @@ enum EventMapping {
             stream: event.stream,
             type: event.type,
             source: event.source.rawValue,
-            payloadJSON: JSONSerializer.string(event.payload),
+            // jsonb's own rendering, so the writer can hash it without asking PostgreSQL.
+            payloadJSON: JSONBText.string(event.payload),
             raw: raw,
-            metadataJSON: JSONSerializer.string(.object(metadata)),
+            metadataJSON: JSONBText.string(.object(metadata)),
             idempotencyKey: event.idempotencyKey,
             observedAt: event.observedAt)
     }
