@@ -60,12 +60,16 @@ public enum Hex {
     private static let digits = Array("0123456789abcdef".utf8)
 
     public static func encode<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
-        var out = [UInt8]()
-        for b in bytes {
-            out.append(digits[Int(b >> 4)])
-            out.append(digits[Int(b & 0x0f)])
+        let bytes = Array(bytes)   // shares storage when it already is an array
+        return String(unsafeUninitializedCapacity: bytes.count * 2) { buffer in
+            var i = 0
+            for b in bytes {
+                buffer[i] = digits[Int(b >> 4)]
+                buffer[i + 1] = digits[Int(b & 0x0f)]
+                i += 2
+            }
+            return i
         }
-        return String(decoding: out, as: UTF8.self)
     }
 
     /// Nil when the text is not an even number of hex digits.

@@ -3,16 +3,57 @@ import LedgerCore
 
 /// The fast way to append a batch of new events: the writer, holding the
 /// append lock, numbers the events and computes their hash chain itself (the
-/// content encoding is ChainHash's), then inserts the batch in one statement.
+/// content encoding of ChainHash), then inserts the batch in one statement.
 /// PostgreSQL then does only the insert, instead of the per-event work of
 /// `ledger.append_events`.
+///
+/// Everything that does not depend on the event's place in the log is
+/// prepared by the submitting thread (`Prepared`), so the single writer only
+/// assembles, hashes and sends.
 ///
 /// It applies when every key is new and unique in the batch and no item
 /// carries an expected version; otherwise, or when a payload's text is not
 /// exactly what jsonb prints (JSONBText), it inserts nothing and answers nil,
 /// and the caller uses `ledger.append_events`, whose answers are the same.
 struct ChainedAppend {
-    func append(_ events: [NewEvent], on c: PostgresConnection) throws -> [AppendOutcome]? {
+    /// The parts of one event's hashed content and insert row that are known before it is numbered.
+    struct Prepared: Sendable {
+        let eventID: String
+        /// ChainHash's length-prefixed fields, split where the position-dependent ones go.
+        let eventIDField: [UInt8]
+        let streamField: [UInt8]
+        let restFields: [UInt8]          // type … idempotency key
+        let observedMicros: Int64
+        /// The insert row's JSON after the writer's fields: `,"stream":…}`.
+        let rowTail: String
+
+        init(_ e: NewEvent) {
+            eventID = UUID().uuidString.lowercased()
+            eventIDField = ChainHash.field(eventID)
+            streamField = ChainHash.field(e.stream)
+            var rest = ChainHash.field(e.type) + ChainHash.field(e.source) + ChainHash.field(e.payloadJSON)
+            if let raw = e.raw {
+                ChainHash.appendInt32(&rest, Int32(truncatingIfNeeded: raw.count))
+                rest += raw
+            } else {
+                ChainHash.appendInt32(&rest, -1)
+            }
+            rest += ChainHash.field(e.metadataJSON) + ChainHash.field(e.idempotencyKey)
+            restFields = rest
+            observedMicros = e.observedAt.microseconds
+            var tail = ",\"stream\":" + JSONSerializer.string(.string(e.stream))
+            tail += ",\"type\":" + JSONSerializer.string(.string(e.type))
+            tail += ",\"source\":" + JSONSerializer.string(.string(e.source))
+            tail += ",\"payload\":" + JSONSerializer.string(.string(e.payloadJSON))
+            tail += ",\"raw\":" + (e.raw.map { "\"" + Hex.encode($0) + "\"" } ?? "null")
+            tail += ",\"metadata\":" + JSONSerializer.string(.string(e.metadataJSON))
+            tail += ",\"idempotency_key\":" + JSONSerializer.string(.string(e.idempotencyKey))
+            tail += ",\"observed_us\":" + String(observedMicros) + "}"
+            rowTail = tail
+        }
+    }
+
+    func append(_ events: [NewEvent], prepared: [Prepared], on c: PostgresConnection) throws -> [AppendOutcome]? {
         guard !events.isEmpty, events.allSatisfy({ $0.expectedVersion == nil }) else { return nil }
         let keys = events.map(\.idempotencyKey)
         guard Set(keys).count == keys.count else { return nil }
@@ -42,31 +83,30 @@ struct ChainedAppend {
         var receipts: [EventReceipt] = []
         receipts.reserveCapacity(events.count)
         var rows = "["
-        for (i, e) in events.enumerated() {
+        rows.reserveCapacity(prepared.reduce(2) { $0 + $1.rowTail.utf8.count + 160 })
+        var message = [UInt8]()
+        for (i, p) in prepared.enumerated() {
             position += 1
-            let version = (versions[e.stream] ?? 0) + 1
-            versions[e.stream] = version
-            let stored = StoredEvent(position: position, eventID: UUID().uuidString.lowercased(), stream: e.stream,
-                                     streamVersion: version, type: e.type, source: e.source, payloadJSON: e.payloadJSON,
-                                     raw: e.raw, metadataJSON: e.metadataJSON, idempotencyKey: e.idempotencyKey,
-                                     recordedAt: recordedAt, observedAt: e.observedAt, hash: [])
-            let hash = ChainHash.hash(previous: previous, event: stored)
+            let stream = events[i].stream
+            let version = (versions[stream] ?? 0) + 1
+            versions[stream] = version
+            message.removeAll(keepingCapacity: true)
+            message += previous
+            ChainHash.appendInt64(&message, position)
+            message += p.eventIDField
+            message += p.streamField
+            ChainHash.appendInt32(&message, Int32(truncatingIfNeeded: version))
+            message += p.restFields
+            ChainHash.appendInt64(&message, recordedAt.microseconds)
+            ChainHash.appendInt64(&message, p.observedMicros)
+            let hash = Crypto.sha256(message)
             previous = hash
-            receipts.append(EventReceipt(position: position, eventID: stored.eventID, streamVersion: version,
+            receipts.append(EventReceipt(position: position, eventID: p.eventID, streamVersion: version,
                                          recordedAt: recordedAt, hash: hash))
             if i > 0 { rows += "," }
-            rows += "{\"position\":" + String(position)
-            rows += ",\"event_id\":\"" + stored.eventID + "\""
-            rows += ",\"stream\":" + JSONSerializer.string(.string(e.stream))
-            rows += ",\"stream_version\":" + String(version)
-            rows += ",\"type\":" + JSONSerializer.string(.string(e.type))
-            rows += ",\"source\":" + JSONSerializer.string(.string(e.source))
-            rows += ",\"payload\":" + JSONSerializer.string(.string(e.payloadJSON))
-            rows += ",\"raw\":" + (e.raw.map { "\"" + Hex.encode($0) + "\"" } ?? "null")
-            rows += ",\"metadata\":" + JSONSerializer.string(.string(e.metadataJSON))
-            rows += ",\"idempotency_key\":" + JSONSerializer.string(.string(e.idempotencyKey))
-            rows += ",\"observed_us\":" + String(e.observedAt.microseconds)
-            rows += ",\"hash\":\"" + Hex.encode(hash) + "\"}"
+            rows += "{\"position\":" + String(position) + ",\"event_id\":\"" + p.eventID
+            rows += "\",\"stream_version\":" + String(version) + ",\"hash\":\"" + Hex.encode(hash) + "\""
+            rows += p.rowTail
         }
         rows += "]"
 

@@ -26,8 +26,8 @@ public final class GroupCommitter: @unchecked Sendable {
 
     private struct Request {
         let events: [NewEvent]
-        /// The batch items, encoded by the submitting thread, not the writer.
-        let encoded: [String]
+        /// The fast path's event parts, prepared by the submitting thread, not the writer.
+        let prepared: [ChainedAppend.Prepared]
         let attachments: [(any Sendable)?]
         let completion: Completion
     }
@@ -66,7 +66,7 @@ public final class GroupCommitter: @unchecked Sendable {
 
     /// Queues `events`; `completion` runs on the writer thread after commit.
     public func submit(_ events: [NewEvent], attachments: [(any Sendable)?]? = nil, completion: @escaping Completion) {
-        let request = Request(events: events, encoded: events.map(EventStore.itemJSON),
+        let request = Request(events: events, prepared: events.map(ChainedAppend.Prepared.init),
                               attachments: attachments ?? Array(repeating: nil, count: events.count), completion: completion)
         condition.lock()
         if stopping {
@@ -135,9 +135,9 @@ public final class GroupCommitter: @unchecked Sendable {
         let events = batch.flatMap(\.events)
         let result: Result<[AppendOutcome], Error> = Result {
             try pool.transaction { connection in
-                let chained = try ChainedAppend().append(events, on: connection)
+                let chained = try ChainedAppend().append(events, prepared: batch.flatMap(\.prepared), on: connection)
                 if chained != nil { statistics.withLock { $0.chainedBatches += 1 } }
-                let outcomes = try chained ?? store.append(encoded: batch.flatMap(\.encoded), on: connection)
+                let outcomes = try chained ?? store.append(events, on: connection)
                 if let projector {
                     let attachments = batch.flatMap(\.attachments)
                     try projector.project(events.indices.map { (events[$0], attachments[$0], outcomes[$0]) }, on: connection)
