@@ -29,24 +29,16 @@ public enum ChainHash {
         return Crypto.sha256(m)
     }
 
-    static func appendField(_ m: inout [UInt8], _ s: String) {
+    private static func appendField(_ m: inout [UInt8], _ s: String) {
         appendInt32(&m, Int32(truncatingIfNeeded: s.utf8.count))
         m.append(contentsOf: s.utf8)
     }
 
-    /// One length-prefixed text field.
-    static func field(_ s: String) -> [UInt8] {
-        var m = [UInt8]()
-        m.reserveCapacity(s.utf8.count + 4)
-        appendField(&m, s)
-        return m
-    }
-
-    static func appendInt32(_ m: inout [UInt8], _ v: Int32) {
+    private static func appendInt32(_ m: inout [UInt8], _ v: Int32) {
         withUnsafeBytes(of: v.bigEndian) { m.append(contentsOf: $0) }
     }
 
-    static func appendInt64(_ m: inout [UInt8], _ v: Int64) {
+    private static func appendInt64(_ m: inout [UInt8], _ v: Int64) {
         withUnsafeBytes(of: v.bigEndian) { m.append(contentsOf: $0) }
     }
 }

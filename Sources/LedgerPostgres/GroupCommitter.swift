@@ -26,8 +26,8 @@ public final class GroupCommitter: @unchecked Sendable {
 
     private struct Request {
         let events: [NewEvent]
-        /// The fast path's event parts, prepared by the submitting thread, not the writer.
-        let prepared: [ChainedAppend.Prepared]
+        /// The batch items, encoded by the submitting thread, not the writer.
+        let encoded: [String]
         let attachments: [(any Sendable)?]
         let completion: Completion
     }
@@ -48,8 +48,6 @@ public final class GroupCommitter: @unchecked Sendable {
         public var appended: Int64 = 0
         public var duplicates: Int64 = 0
         public var failedBatches: Int64 = 0
-        /// Batches appended by the writer's own hash chain (ChainedAppend), not ledger.append_events.
-        public var chainedBatches: Int64 = 0
         public init() {}
     }
 
@@ -66,7 +64,7 @@ public final class GroupCommitter: @unchecked Sendable {
 
     /// Queues `events`; `completion` runs on the writer thread after commit.
     public func submit(_ events: [NewEvent], attachments: [(any Sendable)?]? = nil, completion: @escaping Completion) {
-        let request = Request(events: events, prepared: events.map(ChainedAppend.Prepared.init),
+        let request = Request(events: events, encoded: events.map(EventStore.itemJSON),
                               attachments: attachments ?? Array(repeating: nil, count: events.count), completion: completion)
         condition.lock()
         if stopping {
@@ -135,9 +133,7 @@ public final class GroupCommitter: @unchecked Sendable {
         let events = batch.flatMap(\.events)
         let result: Result<[AppendOutcome], Error> = Result {
             try pool.transaction { connection in
-                let chained = try ChainedAppend().append(events, prepared: batch.flatMap(\.prepared), on: connection)
-                if chained != nil { statistics.withLock { $0.chainedBatches += 1 } }
-                let outcomes = try chained ?? store.append(events, on: connection)
+                let outcomes = try store.append(encoded: batch.flatMap(\.encoded), on: connection)
                 if let projector {
                     let attachments = batch.flatMap(\.attachments)
                     try projector.project(events.indices.map { (events[$0], attachments[$0], outcomes[$0]) }, on: connection)

@@ -52,7 +52,7 @@ struct AppendProfile {
         report["submit_encode_ms"] = Report.format(encode / Double(repeats) * 1000)
         report["committer_us_per_event"] = Report.format(perBatch / Double(batch) * 1e6)
         report["committer_ceiling_events_per_s"] = Report.format(Double(batch) / perBatch)
-        report["chained_batches"] = "\(after.chainedBatches - before.chainedBatches)/\(after.batches - before.batches)"
+        report["committer_batches"] = "\(after.batches - before.batches)"
     }
 
     private func profileFunction(run: String, into report: inout Report) throws {

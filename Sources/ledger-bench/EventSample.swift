@@ -30,10 +30,6 @@ enum EventSample {
             + #""providerOrderId":"P\#(tag.prefix(24))","idempotencyKey":"\#(key)","body":\#(body)}"#
     }
 
-    static func jsonb(_ text: String) -> String {
-        (try? JSONValue.parse(text)).map(JSONBText.string) ?? text
-    }
-
     static func metadata(requestID: String) -> String {
         #"{"requestId":"\#(requestID)","verified":true,"keyId":"k1:3f2a9c0e"}"#
     }
@@ -45,11 +41,9 @@ enum EventSample {
         let body = web3Body(order: order, tag: tag)
         let bytes = Array(body.utf8)
         let key = "web3:" + Hex.encode(Crypto.sha256(bytes))
-        // In jsonb's own rendering, as the service writes it (EventMapping), so the
-        // writer's fast path (ChainedAppend) applies as it does in production.
         return NewEvent(stream: "order-" + order, type: EventType.statusObserved, source: "webhook",
-                        payloadJSON: jsonb(payload(order: order, tag: tag, key: key, body: body)), raw: bytes,
-                        metadataJSON: jsonb(metadata(requestID: "bench-\(run)-\(thread)-\(n)")),
+                        payloadJSON: payload(order: order, tag: tag, key: key, body: body), raw: bytes,
+                        metadataJSON: metadata(requestID: "bench-\(run)-\(thread)-\(n)"),
                         idempotencyKey: key, observedAt: Timestamp.now())
     }
 

@@ -107,39 +107,3 @@ struct AppendTests {
                                                                   head: try EventStore().head(on: c).position))
     }
 }
-
-@Suite("The writer's own hash chain (ChainedAppend)")
-struct ChainedAppendTests {
-    /// An event whose payload and metadata are in jsonb's own rendering.
-    func canonical(_ key: String, stream: String) -> NewEvent {
-        let payload = JSONBText.string(.object([("status", .number("3")), ("amount", .string("40.00")), ("body", .object([("z", .number("1.50")), ("a", .array([.null, .bool(true)]))]))]))
-        return NewEvent(stream: stream, type: "StatusObserved", source: "webhook", payloadJSON: payload,
-                        raw: Array("raw \(key)".utf8), metadataJSON: JSONBText.string(.object([("requestId", .string(key))])),
-                        idempotencyKey: key, observedAt: Timestamp(seconds: 1_767_225_600))
-    }
-
-    @Test("new canonical events take the fast path, and the chain verifies across fast and slow batches")
-    func mixedBatches() throws {
-        let db = try TestDatabase.create("chained")
-        let pool = db.pool(size: 2)
-        let committer = GroupCommitter(pool: pool)
-        defer { committer.shutdown(); pool.close() }
-        let fast = try committer.append((0..<20).map { canonical("c\($0)", stream: "order-C\($0 % 3)") })
-        #expect(fast.allSatisfy { if case .appended = $0 { return true } else { return false } })
-        #expect(committer.stats.chainedBatches == 1)
-        // Not canonical text: falls back to ledger.append_events, with the same answers.
-        let slow = try committer.append([sampleEvent(key: "s1", stream: "order-C0")])
-        #expect(slow[0].receipt?.position == 21)
-        #expect(slow[0].receipt?.streamVersion == 8)
-        #expect(committer.stats.chainedBatches == 1)
-        // A redelivery: the slow path answers it as a duplicate of the fast-path original.
-        let again = try committer.append([canonical("c5", stream: "order-C2")])
-        #expect(again[0] == .duplicate(fast[5].receipt!, redeliveries: 1))
-        let more = try committer.append((20..<25).map { canonical("c\($0)", stream: "order-C\($0 % 3)") })
-        #expect(more.first?.receipt?.position == 22)
-        let c = try db.connect()
-        #expect(try ChainVerifier().verify(on: c) == .intact(events: 26, head: 26))
-        let versions = try c.query("SELECT count(*) AS n FROM (SELECT stream FROM ledger.events GROUP BY stream HAVING max(stream_version) <> count(*)) g")
-        #expect(try versions.int64(0, "n") == 0)
-    }
-}

@@ -19,10 +19,9 @@ enum EventMapping {
             stream: event.stream,
             type: event.type,
             source: event.source.rawValue,
-            // jsonb's own rendering, so the writer can hash it without asking PostgreSQL.
-            payloadJSON: JSONBText.string(event.payload),
+            payloadJSON: JSONSerializer.string(event.payload),
             raw: raw,
-            metadataJSON: JSONBText.string(.object(metadata)),
+            metadataJSON: JSONSerializer.string(.object(metadata)),
             idempotencyKey: event.idempotencyKey,
             observedAt: event.observedAt)
     }
