@@ -143,7 +143,9 @@ enum BanxaMapping {
         case .status(let status):
             return .observed(StatusObservation(
                 merchantOrderNo: no, provider: BanxaWebhook.provider, source: source, status: status,
-                providerStatus: statusText, observedAt: observedAt, amount: cryptoAmount, asset: coin,
+                // A crypto amount without its coin cannot be compared with anything: it
+                // stays in the body, but is not offered to the amount check.
+                providerStatus: statusText, observedAt: observedAt, amount: coin == nil ? nil : cryptoAmount, asset: coin,
                 fiatAmount: fiatAmount, fiatCurrency: fiat, txHash: try f.optionalText("transaction_hash"),
                 providerOrderId: orderId, keyId: keyId, body: body, idempotencyKey: idempotencyKey))
         case .refund:

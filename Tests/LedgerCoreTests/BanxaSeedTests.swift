@@ -163,4 +163,27 @@ struct BanxaSeedTests {
         let otherDate = bytes(#"{"provider":"banxa","response":{"data":{"order":{"id":"8f3b2c1a","status":"complete","status_date":"2024-01-31 12:49:00","external_id":"SO-1"}}}}"#)
         #expect(try OrderRequests.observation(merchantOrderNo: orderNo("SO-1"), body: otherDate, receivedAt: t0).idempotencyKey != first.idempotencyKey)
     }
+
+    @Test("a Banxa payment with a crypto amount but no coin raises no amount mismatch on an order registered in fiat")
+    func cryptoAmountWithoutCoin() throws {
+        let no = orderNo("SO-7")
+        let registration = try OrderRequests.registration(
+            body: bytes(#"{"merchantOrderNo":"SO-7","provider":"banxa","amount":"40","asset":"EUR"}"#), receivedAt: t0)
+        let paid = try OrderRequests.observation(merchantOrderNo: no, body: bytes(
+            #"{"provider":"banxa","response":{"status":"paymentReceived","status_date":"2024-01-31 12:48:36","external_id":"SO-7","crypto_amount":"0.01"}}"#),
+            receivedAt: t0)
+        let s = OrderState.replay(no, [RecordedEvent(event: .registered(registration), position: 1, recordedAt: t0),
+                                       RecordedEvent(event: paid, position: 2, recordedAt: t0)])
+        #expect(s.paid)
+        #expect(!s.attention)
+        #expect(s.conflicts.isEmpty)
+        // With the coin named, a different amount in that coin is still no mismatch against a EUR order,
+        // and a EUR fiat amount that differs is one.
+        let wrongFiat = try OrderRequests.observation(merchantOrderNo: no, body: bytes(
+            #"{"provider":"banxa","response":{"status":"paymentReceived","status_date":"2024-01-31 12:48:36","external_id":"SO-7","crypto_amount":"0.01","crypto_coin":"ETH","fiat_amount":"41","fiat_currency":"EUR"}}"#),
+            receivedAt: t0)
+        let t = OrderState.replay(no, [RecordedEvent(event: .registered(registration), position: 1, recordedAt: t0),
+                                       RecordedEvent(event: wrongFiat, position: 2, recordedAt: t0)])
+        #expect(t.attention && t.conflicts.first?.kind == .amountMismatch)
+    }
 }
