@@ -43,13 +43,18 @@ struct OrderProjection: BatchProjector {
         var updated: [(OrderState, Timestamp?)] = []
         updated.reserveCapacity(batch.count)
         for (no, events) in batch {
-            var (state, paidRecordedAt) = stored[no.value] ?? (OrderState(merchantOrderNo: no), nil)
-            for event in events {
-                OrderState.reduce(into: &state, event)
-                if paidRecordedAt == nil && state.paid { paidRecordedAt = event.recordedAt }
-            }
-            updated.append((state, paidRecordedAt))
+            var model = stored[no.value] ?? (OrderState(merchantOrderNo: no), nil)
+            for event in events { Self.fold(&model, event) }
+            updated.append(model)
         }
         try orders.saveMany(updated, on: c)
+    }
+
+    /// One event into a read model: the reducer's state, and the export period
+    /// key (when the first paid observation was recorded), which is set once.
+    /// Live projection, rebuild and verify all fold through here.
+    static func fold(_ model: inout (OrderState, Timestamp?), _ event: RecordedEvent) {
+        OrderState.reduce(into: &model.0, event)
+        if model.1 == nil && model.0.paid { model.1 = event.recordedAt }
     }
 }

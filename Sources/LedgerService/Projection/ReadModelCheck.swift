@@ -19,10 +19,9 @@ struct ReadModelCheck {
             return
         }
         guard let no = recorded.event.merchantOrderNo else { return }
-        var (state, paidRecordedAt) = states[no.value] ?? (OrderState(merchantOrderNo: no), nil)
-        OrderState.reduce(into: &state, recorded)
-        if paidRecordedAt == nil && state.paid { paidRecordedAt = recorded.recordedAt }
-        states[no.value] = (state, paidRecordedAt)
+        var model = states[no.value] ?? (OrderState(merchantOrderNo: no), nil)
+        OrderProjection.fold(&model, recorded)
+        states[no.value] = model
     }
 
     /// Every difference between the replayed states and `ledger.orders`, in words.
