@@ -39,6 +39,17 @@ public struct TestDatabase: Sendable {
         ConnectionPool(configuration: DatabaseConfiguration(connectionString: url, poolSize: size))
     }
 
+    /// This database as the service's own least-privileged role (as Ops/run serves).
+    public var serviceURL: String {
+        if url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") {
+            guard var components = URLComponents(string: url) else { return url }
+            components.user = "ledger_service"
+            components.password = nil
+            return components.string ?? url
+        }
+        return url + " user=ledger_service"
+    }
+
     /// The same server, another database: URI path replaced, or a later `dbname=` appended.
     public static func url(_ base: String, database: String) -> String {
         if base.hasPrefix("postgres://") || base.hasPrefix("postgresql://") {

@@ -23,8 +23,10 @@ struct Operations: Sendable {
             }
             return .json(200, Array(#"{"status":"ready"}"#.utf8))
         } catch {
-            return .problem(status: 503, title: "Not ready", detail: "the database cannot be reached: \(ServiceError.from(error).status == 503 ? "unavailable" : "error")",
-                            headers: [("Retry-After", "2")])
+            let detail = ServiceError.from(error).status == 503
+                ? "the database cannot be reached"
+                : "the readiness check failed: \(error)"
+            return .problem(status: 503, title: "Not ready", detail: detail, headers: [("Retry-After", "2")])
         }
     }
 
