@@ -201,6 +201,8 @@ public final class HTTPServer: Sendable {
         let flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue
             | MHD_ALLOW_SUSPEND_RESUME.rawValue | MHD_USE_ITC.rawValue | MHD_USE_ERROR_LOG.rawValue
         var items: [MHD_OptionItem] = [
+            // The logger first, so libmicrohttpd routes every later message through it.
+            MHD_OptionItem(option: .EXTERNAL_LOGGER, value: unsafeBitCast(MHDCallbacks.log, to: Int.self), ptr_value: cls),
             MHD_OptionItem(option: .LISTEN_SOCKET, value: Int(listenSocket), ptr_value: nil),
             MHD_OptionItem(option: .CONNECTION_LIMIT, value: max(1, configuration.connectionLimit), ptr_value: nil),
             MHD_OptionItem(option: .CONNECTION_TIMEOUT, value: max(1, configuration.idleTimeoutSeconds), ptr_value: nil),
@@ -208,7 +210,6 @@ public final class HTTPServer: Sendable {
             MHD_OptionItem(option: .NOTIFY_COMPLETED, value: unsafeBitCast(MHDCallbacks.completed, to: Int.self), ptr_value: cls),
             MHD_OptionItem(option: .NOTIFY_CONNECTION, value: unsafeBitCast(MHDCallbacks.connection, to: Int.self), ptr_value: cls),
             MHD_OptionItem(option: .UNESCAPE_CALLBACK, value: unsafeBitCast(MHDCallbacks.keepEscapes, to: Int.self), ptr_value: cls),
-            MHD_OptionItem(option: .EXTERNAL_LOGGER, value: unsafeBitCast(MHDCallbacks.log, to: Int.self), ptr_value: cls),
         ]
         if configuration.perIPConnectionLimit > 0 {
             items.append(MHD_OptionItem(option: .PER_IP_CONNECTION_LIMIT, value: configuration.perIPConnectionLimit, ptr_value: nil))
