@@ -17,7 +17,13 @@ struct ImmutabilityTests {
                       "TRUNCATE ledger.events CASCADE"])
     func refused(statement: String) throws {
         let owner = try db.connect()
-        #expect(throws: PostgresError.self) { try owner.query(statement) }
+        // The error carries the server's SQLSTATE and message.
+        #expect {
+            try owner.query(statement)
+        } throws: { error in
+            guard let e = error as? PostgresError else { return false }
+            return e.sqlState == "42501" && e.description.contains("append-only")
+        }
         let service = try db.connect()
         try service.query("SET ROLE ledger_service")
         #expect(throws: PostgresError.self) { try service.query(statement) }
