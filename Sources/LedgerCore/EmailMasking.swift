@@ -2,12 +2,12 @@
 /// `jane.doe@example.com` becomes `j***@example.com`. Pure, so the HTTP layer
 /// can apply it to any read model, timeline payload or export row.
 public enum EmailMasking {
-    /// Masks every e-mail address found in any string of `value` (keys are left alone).
+    /// Masks every e-mail address found in any string of `value`, object keys included.
     public static func mask(_ value: JSONValue) -> JSONValue {
         switch value {
         case .string(let s): return .string(mask(s))
         case .array(let items): return .array(items.map { mask($0) })
-        case .object(let fields): return .object(fields.map { ($0.0, mask($0.1)) })
+        case .object(let fields): return .object(fields.map { (mask($0.0), mask($0.1)) })
         case .null, .bool, .number: return value
         }
     }
@@ -16,19 +16,28 @@ public enum EmailMasking {
     /// the local part and the whole domain (support staff can still tell providers apart).
     public static func mask(_ text: String) -> String {
         let b = Array(text.utf8)
-        guard b.contains(UInt8(ascii: "@")) else { return text }
+        guard b.contains(UInt8(ascii: "@")) || text.contains("%40") else { return text }
         var out = [UInt8]()
         out.reserveCapacity(b.count)
         var i = 0
         var copiedTo = 0
         while i < b.count {
-            guard b[i] == UInt8(ascii: "@") else { i += 1; continue }
+            // "@", or "%40" as in a URL-encoded query string (Banxa's rawQuery).
+            let separator: Int
+            if b[i] == UInt8(ascii: "@") {
+                separator = 1
+            } else if b[i] == UInt8(ascii: "%"), i + 2 < b.count, b[i + 1] == UInt8(ascii: "4"), b[i + 2] == UInt8(ascii: "0") {
+                separator = 3
+            } else {
+                i += 1
+                continue
+            }
             var start = i
             while start > copiedTo, isLocal(b[start - 1]) { start -= 1 }
-            var end = i + 1
+            var end = i + separator
             var sawDot = false
             while end < b.count, isDomain(b[end]) { if b[end] == UInt8(ascii: ".") { sawDot = true }; end += 1 }
-            if start < i, sawDot, end > i + 1 {
+            if start < i, sawDot, end > i + separator {
                 out.append(contentsOf: b[copiedTo..<start])
                 out.append(b[start])
                 out.append(contentsOf: "***".utf8)
@@ -41,8 +50,10 @@ public enum EmailMasking {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// RFC 5322 local-part characters, except `=` and `&`, so a query string
+    /// around an address stays readable.
     private static func isLocal(_ c: UInt8) -> Bool {
-        isDomain(c) || c == UInt8(ascii: "+") || c == UInt8(ascii: "_") || c == UInt8(ascii: "%")
+        isDomain(c) || "+_%!#$'*/?^`{|}~".utf8.contains(c)
     }
 
     private static func isDomain(_ c: UInt8) -> Bool {

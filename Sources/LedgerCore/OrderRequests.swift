@@ -9,8 +9,13 @@ public enum OrderRequests {
         let response = f.value("providerResponse")
         var providerOrderId = try f.optionalText("providerOrderId")
         // web3's createOrder response names the gateway's order number.
-        if providerOrderId == nil, provider == Web3Webhook.provider, let r = response, case .object = r {
-            providerOrderId = r["orderNo"]?.scalarText
+        if providerOrderId == nil, provider == Web3Webhook.provider, let r = response, case .object = r,
+           let id = r["orderNo"]?.scalarText {
+            // Indexed in the read model: bounded like every other reference.
+            guard id.utf8.count <= 1024 else {
+                throw .invalidField(name: "providerResponse.orderNo", reason: "it is longer than 1024 characters")
+            }
+            providerOrderId = id
         }
         let fiatAmount = try f.optionalAmount("fiatAmount")
         let fiatCurrency = try f.optionalString("fiatCurrency", maxLength: 16)

@@ -130,16 +130,13 @@ public final class GroupCommitter: @unchecked Sendable {
     }
 
     private func commit(_ batch: [Request]) {
-        let events = batch.flatMap(\.events)
-        let result: Result<[AppendOutcome], Error> = Result {
-            try pool.transaction { connection in
-                let outcomes = try store.append(encoded: batch.flatMap(\.encoded), on: connection)
-                if let projector {
-                    let attachments = batch.flatMap(\.attachments)
-                    try projector.project(events.indices.map { (events[$0], attachments[$0], outcomes[$0]) }, on: connection)
-                }
-                return outcomes
-            }
+        let result = attempt(batch)
+        if case .failure(let error) = result, batch.count > 1, !((error as? PostgresError)?.isUnavailable ?? false) {
+            // One request's bad data (a value an index refuses, say) must not fail
+            // the strangers who shared its transaction: retry each request alone.
+            statistics.withLock { $0.failedBatches += 1 }
+            for request in batch { commit([request]) }
+            return
         }
         switch result {
         case .success(let outcomes):
@@ -158,6 +155,21 @@ public final class GroupCommitter: @unchecked Sendable {
         case .failure(let error):
             statistics.withLock { $0.failedBatches += 1 }
             for request in batch { request.completion(.failure(error)) }
+        }
+    }
+
+    /// Appends and projects `batch` in one transaction, committed or rolled back.
+    private func attempt(_ batch: [Request]) -> Result<[AppendOutcome], Error> {
+        let events = batch.flatMap(\.events)
+        return Result {
+            try pool.transaction { connection in
+                let outcomes = try store.append(encoded: batch.flatMap(\.encoded), on: connection)
+                if let projector {
+                    let attachments = batch.flatMap(\.attachments)
+                    try projector.project(events.indices.map { (events[$0], attachments[$0], outcomes[$0]) }, on: connection)
+                }
+                return outcomes
+            }
         }
     }
 }

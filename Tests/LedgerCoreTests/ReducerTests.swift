@@ -158,4 +158,13 @@ struct EmailMaskingTests {
         let v: JSONValue = .object([("externalCustomerId", .string("jane@example.com")), ("n", .number("1")), ("a", .array([.string("x@y.z")]))])
         #expect(EmailMasking.mask(v) == .object([("externalCustomerId", .string("j***@example.com")), ("n", .number("1")), ("a", .array([.string("x***@y.z")]))]))
     }
+
+    @Test("URL-encoded addresses, unusual local parts and object keys are masked too")
+    func masksHiddenForms() {
+        #expect(EmailMasking.mask("orderId=1&email=john.doe%40example.com") == "orderId=1&email=j***%40example.com")
+        #expect(EmailMasking.mask("o'brien!x@example.com") == "o***@example.com")
+        #expect(EmailMasking.mask("100%40 off") == "100%40 off")
+        let keyed: JSONValue = .object([("john@example.com", .string("x"))])
+        #expect(EmailMasking.mask(keyed) == .object([("j***@example.com", .string("x"))]))
+    }
 }
