@@ -19,7 +19,9 @@ enum ServiceError: Error {
     static func from(_ error: Error) -> ServiceError {
         switch error {
         case let e as ServiceError: return e
-        case let e as CoreError: return e.isUnauthenticated ? .unauthenticated(e.message) : .invalidInput(e)
+        case let e as CoreError:
+            if case .invalidEvent = e { return .internalError(e.description) }   // stored data, not the caller's input
+            return e.isUnauthenticated ? .unauthenticated(e.message) : .invalidInput(e)
         case let e as JSONError: return .invalidInput(.invalidJSON(e))
         case let e as PostgresError:
             return e.isUnavailable ? .unavailable("the database cannot be reached right now; retry shortly") : .internalError(e.description)

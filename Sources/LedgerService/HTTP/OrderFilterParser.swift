@@ -7,8 +7,14 @@ enum OrderFilterParser {
 
     static func parse(_ request: HTTPRequest) throws -> OrderFilter {
         var f = OrderFilter()
-        for item in request.queryItems where !known.contains(item.name) {
-            throw ServiceError.badRequest("unknown filter \(item.name); known filters: \(known.sorted().joined(separator: ", "))")
+        var seen = Set<String>()
+        for item in request.queryItems {
+            guard known.contains(item.name) else {
+                throw ServiceError.badRequest("unknown filter \(item.name); known filters: \(known.sorted().joined(separator: ", "))")
+            }
+            guard seen.insert(item.name).inserted else {
+                throw ServiceError.badRequest("\(item.name) is given more than once; give each filter once")
+            }
         }
         let q = request.query
         if let s = q["status"] {

@@ -7,6 +7,9 @@ struct Receipt: Sendable {
     var requestID: String
     /// "signature" for a verified webhook, "token:NAME" for an authenticated API call.
     var verifiedBy: String
+    /// The signature header values as received (never a secret), so an auditor
+    /// can re-verify the raw body years later: providers.md.
+    var signedWith: JSONValue? = nil
 }
 
 /// Converts between the core's canonical events and the store's records.
@@ -15,6 +18,7 @@ enum EventMapping {
         var metadata: [(String, JSONValue)] = event.metadata.objectFields ?? []
         metadata.append(("requestId", .string(receipt.requestID)))
         metadata.append(("verifiedBy", .string(receipt.verifiedBy)))
+        if let signedWith = receipt.signedWith { metadata.append(("signedWith", signedWith)) }
         return NewEvent(
             stream: event.stream,
             type: event.type,

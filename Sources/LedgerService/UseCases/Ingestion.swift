@@ -31,7 +31,11 @@ struct Ingestion: Sendable {
             if error.isUnauthenticated { quarantine.keep(request, provider: Web3Webhook.provider, error: error) }
             throw error
         }
-        return try commit(event, raw: request.body, request: request, verifiedBy: "signature")
+        let signedWith: JSONValue = .object([
+            ("X-Pay-Timestamp", .string(request.header(Web3Webhook.timestampHeader) ?? "")),
+            ("X-Pay-Signature", .string(request.header(Web3Webhook.signatureHeader) ?? "")),
+        ])
+        return try commit(event, raw: request.body, request: request, verifiedBy: "signature", signedWith: signedWith)
     }
 
     func banxaWebhook(_ request: HTTPRequest, now: Timestamp) throws -> WriteResult {
@@ -47,7 +51,14 @@ struct Ingestion: Sendable {
             if error.isUnauthenticated { quarantine.keep(request, provider: BanxaWebhook.provider, error: error) }
             throw error
         }
-        return try commit(event, raw: request.body, request: request, verifiedBy: "signature")
+        // "Bearer KEY:SIGNATURE:NONCE": keep the signature and nonce and the path they cover.
+        let parts = (request.header("authorization") ?? "").split(separator: ":", omittingEmptySubsequences: false)
+        let signedWith: JSONValue = .object([
+            ("path", .string(BanxaWebhook.path)),
+            ("signature", .string(parts.count == 3 ? String(parts[1]) : "")),
+            ("nonce", .string(parts.count == 3 ? String(parts[2]) : "")),
+        ])
+        return try commit(event, raw: request.body, request: request, verifiedBy: "signature", signedWith: signedWith)
     }
 
     // MARK: API writes
@@ -78,6 +89,12 @@ struct Ingestion: Sendable {
 
     func observe(_ no: MerchantOrderNo, _ request: HTTPRequest, principal: Principal, now: Timestamp) throws -> WriteResult {
         var event = try OrderRequests.observation(merchantOrderNo: no, body: request.body, receivedAt: now)
+        // The newest observation wins, so a time in the future would pin the status
+        // until then: refuse anything beyond the clock-skew tolerance.
+        let latest = now.microseconds + configuration.signatureToleranceSeconds * 1_000_000
+        guard event.observedAt.microseconds <= latest else {
+            throw ServiceError.badRequest("observedAt \(event.observedAt.rfc3339) is in the future (beyond the \(configuration.signatureToleranceSeconds) s clock tolerance)")
+        }
         // Without observedAt the core keys a query observation by its arrival time, so a
         // replay would be a new event. An Idempotency-Key header makes replays duplicates.
         if let key = request.header("idempotency-key") {
@@ -128,13 +145,16 @@ struct Ingestion: Sendable {
         try appendOutcome(event, raw: raw, request: request, verifiedBy: "token:" + principal.name)
     }
 
-    private func appendOutcome(_ event: LedgerEvent, raw: [UInt8], request: HTTPRequest, verifiedBy: String) throws -> AppendOutcome {
-        let new = EventMapping.newEvent(event, raw: raw, receipt: Receipt(requestID: request.requestID, verifiedBy: verifiedBy))
+    private func appendOutcome(_ event: LedgerEvent, raw: [UInt8], request: HTTPRequest, verifiedBy: String,
+                               signedWith: JSONValue? = nil) throws -> AppendOutcome {
+        let receipt = Receipt(requestID: request.requestID, verifiedBy: verifiedBy, signedWith: signedWith)
+        let new = EventMapping.newEvent(event, raw: raw, receipt: receipt)
         return try committer.append([new], attachments: [event], timeout: 8)[0]
     }
 
-    func commit(_ event: LedgerEvent, raw: [UInt8], request: HTTPRequest, verifiedBy: String) throws -> WriteResult {
-        switch try appendOutcome(event, raw: raw, request: request, verifiedBy: verifiedBy) {
+    func commit(_ event: LedgerEvent, raw: [UInt8], request: HTTPRequest, verifiedBy: String,
+                signedWith: JSONValue? = nil) throws -> WriteResult {
+        switch try appendOutcome(event, raw: raw, request: request, verifiedBy: verifiedBy, signedWith: signedWith) {
         case .appended(let r): return WriteResult(eventID: r.eventID, position: r.position, duplicate: false)
         case .duplicate(let r, _): return WriteResult(eventID: r.eventID, position: r.position, duplicate: true)
         case .keyConflict:

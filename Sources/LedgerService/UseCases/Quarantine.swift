@@ -10,12 +10,17 @@ struct Quarantine: Sendable {
     let rejected: Counter
     let logger: Logger
 
-    /// Headers whose values are credentials or signatures.
-    static let secretHeaders: Set<String> = ["authorization", "x-pay-signature", "x-pay-api-key", "cookie", "proxy-authorization"]
+    /// Headers whose values may be credentials or signatures, by name or by a part of it.
+    static let secretHeaders: Set<String> = ["authorization", "proxy-authorization", "cookie", "set-cookie"]
+    static let secretWords = ["key", "secret", "token", "signature", "password", "auth", "session"]
+
+    static func isSecret(_ name: String) -> Bool {
+        secretHeaders.contains(name) || secretWords.contains { name.contains($0) }
+    }
 
     static func redacted(_ headers: [String: String]) -> JSONValue {
         .object(headers.sorted { $0.key < $1.key }.map { name, value in
-            (name, .string(secretHeaders.contains(name) ? "[redacted]" : value))
+            (name, .string(isSecret(name) ? "[redacted]" : value))
         })
     }
 
