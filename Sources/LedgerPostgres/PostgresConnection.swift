@@ -134,6 +134,41 @@ public final class PostgresConnection: @unchecked Sendable {
         if let failure { throw failure }
     }
 
+    /// Runs `COPY ... FROM STDIN` and sends `data` (already in the COPY format the
+    /// statement names) as its input; returns the number of rows copied.
+    @discardableResult
+    public func copyIn(_ sql: String, data: [UInt8]) throws -> Int {
+        if !inTransaction { try reconnectIfNeeded() }
+        guard let conn else { throw PostgresError.connectionLost("no connection") }
+        guard let start = PQexec(conn, sql) else { throw lostOrFailed(conn) }
+        let status = PQresultStatus(start)
+        if status != PGRES_COPY_IN {
+            defer { PQclear(start) }
+            throw Self.error(from: start, conn: conn)
+        }
+        PQclear(start)
+        let sent = data.withUnsafeBufferPointer { buffer -> Int32 in
+            buffer.baseAddress.map { base in
+                base.withMemoryRebound(to: CChar.self, capacity: buffer.count) {
+                    PQputCopyData(conn, $0, Int32(buffer.count))
+                }
+            } ?? 1
+        }
+        let ended = sent == 1 ? PQputCopyEnd(conn, nil) : PQputCopyEnd(conn, "the client could not send the data")
+        var failure: Error? = ended == 1 ? nil : lostOrFailed(conn)
+        var copied = 0
+        while let result = PQgetResult(conn) {
+            defer { PQclear(result) }
+            if PQresultStatus(result) == PGRES_COMMAND_OK {
+                copied = Int(String(cString: PQcmdTuples(result))) ?? 0
+            } else if failure == nil {
+                failure = Self.error(from: result, conn: conn)
+            }
+        }
+        if let failure { throw failure }
+        return copied
+    }
+
     public func close() {
         if let conn { PQfinish(conn) }
         conn = nil
