@@ -5,14 +5,26 @@ import LedgerCore
 public struct EventStore: Sendable {
     public init() {}
 
-    /// Appends `events` in the caller's transaction through
-    /// `ledger.append_events` (one round trip for the whole batch).
+    /// Appends `events` in the caller's transaction. The caller's transaction
+    /// holds the ledger's append lock from here to its commit.
     public func append(_ events: [NewEvent], on connection: PostgresConnection) throws -> [AppendOutcome] {
-        try append(encoded: events.map(Self.itemJSON), on: connection)
+        try append(prepared: events.map(PreparedEvent.init), on: connection)
     }
 
-    /// Appends items already encoded with `itemJSON` (callers may encode on
-    /// their own threads, off the single writer's path).
+    /// Appends events already prepared (callers prepare them on their own
+    /// threads, off the single writer's path). The writer builds the hash chain
+    /// and sends the rows with COPY (ChainAppend); a batch with an item it
+    /// cannot render goes through ledger.append_events, which names the error.
+    public func append(prepared items: [PreparedEvent], on connection: PostgresConnection) throws -> [AppendOutcome] {
+        if items.isEmpty { return [] }
+        if items.allSatisfy({ $0.chain != nil }) {
+            return try ChainAppend.append(items, on: connection)
+        }
+        return try append(encoded: items.map { Self.itemJSON($0.event) }, on: connection)
+    }
+
+    /// Appends items encoded with `itemJSON` through `ledger.append_events`
+    /// (one round trip for the whole batch; the hash chain built in SQL).
     public func append(encoded items: [String], on connection: PostgresConnection) throws -> [AppendOutcome] {
         if items.isEmpty { return [] }
         let batch = "[" + items.joined(separator: ",") + "]"

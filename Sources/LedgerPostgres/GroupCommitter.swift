@@ -26,8 +26,8 @@ public final class GroupCommitter: @unchecked Sendable {
 
     private struct Request {
         let events: [NewEvent]
-        /// The batch items, encoded by the submitting thread, not the writer.
-        let encoded: [String]
+        /// The events, prepared by the submitting thread, not the writer.
+        let prepared: [PreparedEvent]
         let attachments: [(any Sendable)?]
         let completion: Completion
     }
@@ -64,7 +64,7 @@ public final class GroupCommitter: @unchecked Sendable {
 
     /// Queues `events`; `completion` runs on the writer thread after commit.
     public func submit(_ events: [NewEvent], attachments: [(any Sendable)?]? = nil, completion: @escaping Completion) {
-        let request = Request(events: events, encoded: events.map(EventStore.itemJSON),
+        let request = Request(events: events, prepared: events.map(PreparedEvent.init),
                               attachments: attachments ?? Array(repeating: nil, count: events.count), completion: completion)
         condition.lock()
         if stopping {
@@ -163,7 +163,7 @@ public final class GroupCommitter: @unchecked Sendable {
         let events = batch.flatMap(\.events)
         return Result {
             try pool.transaction { connection in
-                let outcomes = try store.append(encoded: batch.flatMap(\.encoded), on: connection)
+                let outcomes = try store.append(prepared: batch.flatMap(\.prepared), on: connection)
                 if let projector {
                     let attachments = batch.flatMap(\.attachments)
                     try projector.project(events.indices.map { (events[$0], attachments[$0], outcomes[$0]) }, on: connection)

@@ -2,14 +2,15 @@ import LedgerCore
 import LedgerPostgres
 
 /// Where one group-commit batch spends its time, with no other load: the
-/// answer to "what limits the append rate". Two timings of a batch of
+/// answer to "what limits the append rate". Three timings of a batch of
 /// `batch` new events, each the mean of `repeats` rounds:
 /// - through a GroupCommitter (one request carrying the whole batch, so the
-///   writer commits it as one batch, by whichever path it takes: its own
-///   hash chain, or `ledger.append_events`), end to end;
-/// - through `ledger.append_events` alone (BEGIN, EventStore.append(encoded:),
-///   COMMIT on one connection), split into the calling thread's CPU (joining
-///   the batch, reading the answer) and the rest (PostgreSQL and the wire).
+///   writer commits it as one batch), end to end;
+/// - through the writer's path alone (BEGIN, EventStore.append(prepared:):
+///   ledger.append_prepare, the hash chain in Swift, COPY; then COMMIT), split
+///   into the calling thread's CPU and the rest (PostgreSQL and the wire);
+/// - the same through `ledger.append_events`, the SQL reference path
+///   (EventStore.append(encoded:)), for comparison.
 struct AppendProfile {
     var databaseURL: String
     var batch: Int
@@ -41,9 +42,9 @@ struct AppendProfile {
             }
             if r == 0 { before = committer.stats; continue }
             total += MonotonicClock.seconds(t1 - t0)
-            // What `submit` spends encoding the items on the caller's thread, included above.
+            // What `submit` spends preparing the items on the caller's thread, included above.
             let e0 = MonotonicClock.now()
-            _ = events.map(EventStore.itemJSON)
+            _ = events.map(PreparedEvent.init)
             encode += MonotonicClock.seconds(MonotonicClock.now() - e0)
         }
         let after = committer.stats
@@ -56,18 +57,28 @@ struct AppendProfile {
     }
 
     private func profileFunction(run: String, into report: inout Report) throws {
+        let store = EventStore()
+        try profilePath(run: run, prefix: "chain", threadBase: 20_000, into: &report,
+                        prepare: { PreparedEvent($0) }, append: { try store.append(prepared: $0, on: $1) })
+        try profilePath(run: run, prefix: "function", threadBase: 30_000, into: &report,
+                        prepare: { EventStore.itemJSON($0) }, append: { try store.append(encoded: $0, on: $1) })
+    }
+
+    /// Times BEGIN, one append of a prepared batch, COMMIT on one connection.
+    private func profilePath<Item>(run: String, prefix: String, threadBase: Int, into report: inout Report,
+                                   prepare: (NewEvent) -> Item,
+                                   append: ([Item], PostgresConnection) throws -> [AppendOutcome]) throws {
         let connection = try PostgresConnection(connectionString: databaseURL)
         defer { connection.close() }
-        let store = EventStore()
-        var begin = 0.0, append = 0.0, commit = 0.0, appendCPU = 0.0
+        var begin = 0.0, appendTime = 0.0, commit = 0.0, appendCPU = 0.0
         for r in 0...repeats {
-            // Submitters encode their events on their own threads; the writer gets them encoded.
-            let items = (0..<batch).map { EventStore.itemJSON(EventSample.newEvent(run: run, thread: r, n: $0)) }
+            // Submitters prepare their events on their own threads; the writer gets them prepared.
+            let items = (0..<batch).map { prepare(EventSample.newEvent(run: run, thread: threadBase + r, n: $0)) }
             let t1 = MonotonicClock.now()
             _ = try connection.query("BEGIN")
             let t2 = MonotonicClock.now()
             let cpu0 = MonotonicClock.threadCPU()
-            let outcomes = try store.append(encoded: items, on: connection)
+            let outcomes = try append(items, connection)
             let cpu1 = MonotonicClock.threadCPU()
             let t3 = MonotonicClock.now()
             _ = try connection.query("COMMIT")
@@ -75,15 +86,15 @@ struct AppendProfile {
             guard outcomes.count == batch else { throw UsageError("append answered \(outcomes.count) outcomes") }
             if r == 0 { continue }
             begin += MonotonicClock.seconds(t2 - t1)
-            append += MonotonicClock.seconds(t3 - t2)
+            appendTime += MonotonicClock.seconds(t3 - t2)
             commit += MonotonicClock.seconds(t4 - t3)
             appendCPU += MonotonicClock.seconds(cpu1 - cpu0)
         }
         let n = Double(repeats)
-        report["function_append_ms"] = Report.format(append / n * 1000)
-        report["function_us_per_event"] = Report.format(append / n / Double(batch) * 1e6)
-        report["function_client_cpu_us_per_event"] = Report.format(appendCPU / n / Double(batch) * 1e6)
-        report["commit_ms"] = Report.format(commit / n * 1000)
-        report["function_ceiling_events_per_s"] = Report.format(Double(batch) / ((begin + append + commit) / n))
+        report["\(prefix)_append_ms"] = Report.format(appendTime / n * 1000)
+        report["\(prefix)_us_per_event"] = Report.format(appendTime / n / Double(batch) * 1e6)
+        report["\(prefix)_client_cpu_us_per_event"] = Report.format(appendCPU / n / Double(batch) * 1e6)
+        report["\(prefix)_commit_ms"] = Report.format(commit / n * 1000)
+        report["\(prefix)_ceiling_events_per_s"] = Report.format(Double(batch) / ((begin + appendTime + commit) / n))
     }
 }

@@ -1,0 +1,128 @@
+/// The text PostgreSQL prints for a jsonb value (`payload::text`): object keys
+/// ordered shorter first, then bytewise; `", "` and `": "` separators;
+/// numbers as `numeric` prints them; only `"`, `\` and control characters
+/// escaped. The ledger hashes events over this text (ledger.event_content),
+/// so computing it here lets the writer build the hash chain itself and send
+/// PostgreSQL exactly the text it will print back. Tested against the server
+/// (JSONBTextTests); `ledger verify` recomputes every hash from what
+/// PostgreSQL prints, so a difference could never pass unnoticed.
+public enum JSONBText {
+    public static func string(_ value: JSONValue) -> String {
+        String(decoding: bytes(value), as: UTF8.self)
+    }
+
+    public static func bytes(_ value: JSONValue) -> [UInt8] {
+        var out = [UInt8]()
+        out.reserveCapacity(512)
+        write(value, to: &out)
+        return out
+    }
+
+    public static func write(_ value: JSONValue, to out: inout [UInt8]) {
+        switch value {
+        case .null: out.append(contentsOf: "null".utf8)
+        case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
+        case .number(let literal):
+            if let n = numeric(literal) { out.append(contentsOf: n.utf8) } else { writeString(literal, to: &out) }
+        case .string(let s): writeString(s, to: &out)
+        case .array(let items):
+            out.append(UInt8(ascii: "["))
+            for (n, item) in items.enumerated() {
+                if n > 0 { out.append(contentsOf: [UInt8(ascii: ","), UInt8(ascii: " ")]) }
+                write(item, to: &out)
+            }
+            out.append(UInt8(ascii: "]"))
+        case .object(let fields):
+            // jsonb orders keys by (length, bytes) and keeps the last of duplicate keys.
+            let sorted = fields.indices.sorted { i, j in
+                let (a, b) = (fields[i].0.utf8, fields[j].0.utf8)
+                if a.count != b.count { return a.count < b.count }
+                if !a.elementsEqual(b) { return a.lexicographicallyPrecedes(b) }
+                return i < j
+            }
+            out.append(UInt8(ascii: "{"))
+            var first = true
+            for (n, i) in sorted.enumerated() {
+                if n + 1 < sorted.count, fields[sorted[n + 1]].0.utf8.elementsEqual(fields[i].0.utf8) { continue }  // the later one wins
+                if !first { out.append(contentsOf: [UInt8(ascii: ","), UInt8(ascii: " ")]) }
+                first = false
+                writeString(fields[i].0, to: &out)
+                out.append(contentsOf: [UInt8(ascii: ":"), UInt8(ascii: " ")])
+                write(fields[i].1, to: &out)
+            }
+            out.append(UInt8(ascii: "}"))
+        }
+    }
+
+    /// PostgreSQL's escape_json: `\"`, `\\`, `\b \f \n \r \t`, other bytes
+    /// below 0x20 as `\u00xx`; everything else as is. (A NUL, which jsonb
+    /// cannot hold, is written as U+FFFD exactly as JSONSerializer does.)
+    static func writeString(_ s: String, to out: inout [UInt8]) {
+        let hex = Array("0123456789abcdef".utf8)
+        out.append(UInt8(ascii: "\""))
+        for c in s.utf8 {
+            switch c {
+            case UInt8(ascii: "\""): out.append(contentsOf: [0x5c, 0x22])
+            case UInt8(ascii: "\\"): out.append(contentsOf: [0x5c, 0x5c])
+            case 0x08: out.append(contentsOf: [0x5c, UInt8(ascii: "b")])
+            case 0x0c: out.append(contentsOf: [0x5c, UInt8(ascii: "f")])
+            case 0x0a: out.append(contentsOf: [0x5c, UInt8(ascii: "n")])
+            case 0x0d: out.append(contentsOf: [0x5c, UInt8(ascii: "r")])
+            case 0x09: out.append(contentsOf: [0x5c, UInt8(ascii: "t")])
+            case 0x00: out.append(contentsOf: [0xEF, 0xBF, 0xBD])
+            case 0x01..<0x20: out.append(contentsOf: [0x5c, UInt8(ascii: "u"), 48, 48, hex[Int(c >> 4)], hex[Int(c & 0xf)]])
+            default: out.append(c)
+            }
+        }
+        out.append(UInt8(ascii: "\""))
+    }
+
+    /// A JSON number literal as PostgreSQL's numeric prints it: the exponent
+    /// applied, display scale = fraction digits minus exponent (at least 0),
+    /// leading zeros dropped, no negative zero. Nil if it is not a JSON number.
+    public static func numeric(_ literal: String) -> String? {
+        guard JSONSerializer.isValidNumberLiteral(literal) else { return nil }
+        var b = Substring(literal)
+        var negative = false
+        if b.first == "-" { negative = true; b = b.dropFirst() }
+        var mantissa = b
+        var exponent = 0
+        if let e = b.firstIndex(where: { $0 == "e" || $0 == "E" }) {
+            mantissa = b[..<e]
+            guard let x = Int(b[b.index(after: e)...].drop(while: { $0 == "+" })) else { return nil }
+            exponent = x
+        }
+        let intPart: Substring
+        let fracPart: Substring
+        if let dot = mantissa.firstIndex(of: ".") {
+            intPart = mantissa[..<dot]
+            fracPart = mantissa[mantissa.index(after: dot)...]
+        } else {
+            intPart = mantissa
+            fracPart = ""
+        }
+        let digits = Array(intPart.utf8) + Array(fracPart.utf8)
+        let scale = max(0, fracPart.count - exponent)
+        let point = intPart.count + exponent          // digits before the decimal point
+        var whole: [UInt8]
+        var fraction: [UInt8]
+        if point <= 0 {
+            whole = [48]
+            fraction = [UInt8](repeating: 48, count: -point) + digits
+        } else if point >= digits.count {
+            whole = digits + [UInt8](repeating: 48, count: point - digits.count)
+            fraction = []
+        } else {
+            whole = Array(digits[..<point])
+            fraction = Array(digits[point...])
+        }
+        if fraction.count < scale { fraction += [UInt8](repeating: 48, count: scale - fraction.count) }
+        if fraction.count > scale { fraction = Array(fraction[..<scale]) }   // only trailing zeros are cut
+        while whole.count > 1 && whole.first == 48 { whole.removeFirst() }
+        let isZero = whole.allSatisfy { $0 == 48 } && fraction.allSatisfy { $0 == 48 }
+        var out = (negative && !isZero) ? "-" : ""
+        out += String(decoding: whole, as: UTF8.self)
+        if !fraction.isEmpty { out += "." + String(decoding: fraction, as: UTF8.self) }
+        return out
+    }
+}

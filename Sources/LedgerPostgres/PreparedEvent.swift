@@ -1,0 +1,133 @@
+import LedgerCore
+
+/// An event made ready for the single writer by the thread that submits it.
+///
+/// Everything that does not depend on the event's place in the log is done
+/// here, in parallel with other submitters: the payload and metadata rendered
+/// exactly as jsonb prints them (JSONBText), an event id drawn, and the bytes of
+/// its hashed content (ledger.event_content) and of its COPY row around the
+/// fields the writer fills in (position, stream version, recorded time, hash).
+public struct PreparedEvent: Sendable {
+    public let event: NewEvent
+    /// Nil when the payload or metadata is not JSON this side can render: a batch
+    /// with such an item goes through ledger.append_events, whose error says why.
+    let chain: ChainParts?
+
+    /// The parts of one event's hashed content and COPY row.
+    struct ChainParts: Sendable {
+        let eventID: String
+        /// The payload as jsonb prints it: compared with a stored event's to tell a
+        /// duplicate from a key conflict.
+        let payloadText: [UInt8]
+        /// Content after the position, before the stream version: event id, stream.
+        let contentHead: [UInt8]
+        /// Content after the stream version, before recorded_at: type, source,
+        /// payload, raw, metadata, idempotency key.
+        let contentBody: [UInt8]
+        /// COPY fields event_id and stream.
+        let copyHead: [UInt8]
+        /// COPY fields type, source, payload, raw, metadata, idempotency_key.
+        let copyBody: [UInt8]
+        let observedMicros: Int64
+    }
+
+    public init(_ event: NewEvent) {
+        self.event = event
+        self.chain = Self.parts(event)
+    }
+
+    private static func parts(_ e: NewEvent) -> ChainParts? {
+        guard let payload = try? JSONValue.parse(e.payloadJSON),
+              let metadata = try? JSONValue.parse(e.metadataJSON) else { return nil }
+        let payloadText = JSONBText.bytes(payload)
+        let metadataText = JSONBText.bytes(metadata)
+        let id = randomUUID()
+        let idText = Array(uuidText(id).utf8)
+
+        var contentHead = [UInt8]()
+        contentHead.reserveCapacity(48 + e.stream.utf8.count)
+        BinaryField.appendInt32(&contentHead, Int32(idText.count))
+        contentHead.append(contentsOf: idText)
+        BinaryField.appendLengthPrefixed(&contentHead, Array(e.stream.utf8))
+
+        let raw = e.raw
+        var contentBody = [UInt8]()
+        contentBody.reserveCapacity(payloadText.count + metadataText.count + (raw?.count ?? 0) + 128)
+        BinaryField.appendLengthPrefixed(&contentBody, Array(e.type.utf8))
+        BinaryField.appendLengthPrefixed(&contentBody, Array(e.source.utf8))
+        BinaryField.appendLengthPrefixed(&contentBody, payloadText)
+        if let raw { BinaryField.appendLengthPrefixed(&contentBody, raw) } else { BinaryField.appendInt32(&contentBody, -1) }
+        BinaryField.appendLengthPrefixed(&contentBody, metadataText)
+        BinaryField.appendLengthPrefixed(&contentBody, Array(e.idempotencyKey.utf8))
+
+        // COPY BINARY: every field is a length then the type's binary form; jsonb's
+        // is a version byte (1) then the text. The length prefixes of text fields
+        // are the same as the content's, so the body is mostly the same bytes.
+        var copyHead = [UInt8]()
+        copyHead.reserveCapacity(24 + e.stream.utf8.count)
+        BinaryField.appendLengthPrefixed(&copyHead, id)
+        BinaryField.appendLengthPrefixed(&copyHead, Array(e.stream.utf8))
+
+        var copyBody = [UInt8]()
+        copyBody.reserveCapacity(contentBody.count + 8)
+        BinaryField.appendLengthPrefixed(&copyBody, Array(e.type.utf8))
+        BinaryField.appendLengthPrefixed(&copyBody, Array(e.source.utf8))
+        BinaryField.appendJSONB(&copyBody, payloadText)
+        if let raw { BinaryField.appendLengthPrefixed(&copyBody, raw) } else { BinaryField.appendInt32(&copyBody, -1) }
+        BinaryField.appendJSONB(&copyBody, metadataText)
+        BinaryField.appendLengthPrefixed(&copyBody, Array(e.idempotencyKey.utf8))
+
+        return ChainParts(eventID: uuidText(id), payloadText: payloadText, contentHead: contentHead,
+                          contentBody: contentBody, copyHead: copyHead, copyBody: copyBody,
+                          observedMicros: e.observedAt.microseconds)
+    }
+
+    /// 16 random bytes with the version (4) and variant bits of a random UUID.
+    static func randomUUID() -> [UInt8] {
+        var b = Crypto.randomBytes(16)
+        b[6] = (b[6] & 0x0f) | 0x40
+        b[8] = (b[8] & 0x3f) | 0x80
+        return b
+    }
+
+    /// The text form PostgreSQL prints for a uuid: lowercase, 8-4-4-4-12.
+    static func uuidText(_ b: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out = [UInt8]()
+        out.reserveCapacity(36)
+        for (i, byte) in b.enumerated() {
+            if i == 4 || i == 6 || i == 8 || i == 10 { out.append(UInt8(ascii: "-")) }
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0xf)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}
+
+/// Big-endian integers and length-prefixed fields: the encoding shared by
+/// ledger.event_content and PostgreSQL's binary COPY format.
+enum BinaryField {
+    static func appendInt16(_ out: inout [UInt8], _ v: Int16) {
+        withUnsafeBytes(of: v.bigEndian) { out.append(contentsOf: $0) }
+    }
+
+    static func appendInt32(_ out: inout [UInt8], _ v: Int32) {
+        withUnsafeBytes(of: v.bigEndian) { out.append(contentsOf: $0) }
+    }
+
+    static func appendInt64(_ out: inout [UInt8], _ v: Int64) {
+        withUnsafeBytes(of: v.bigEndian) { out.append(contentsOf: $0) }
+    }
+
+    static func appendLengthPrefixed(_ out: inout [UInt8], _ bytes: [UInt8]) {
+        appendInt32(&out, Int32(truncatingIfNeeded: bytes.count))
+        out.append(contentsOf: bytes)
+    }
+
+    /// A jsonb field of binary COPY: length, version byte 1, the JSON text.
+    static func appendJSONB(_ out: inout [UInt8], _ text: [UInt8]) {
+        appendInt32(&out, Int32(truncatingIfNeeded: text.count + 1))
+        out.append(1)
+        out.append(contentsOf: text)
+    }
+}

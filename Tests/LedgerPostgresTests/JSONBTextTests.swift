@@ -1,0 +1,107 @@
+import LedgerCore
+import LedgerPostgres
+import LedgerTestSupport
+import Testing
+
+/// The writer hashes events over JSONBText's rendering, so it must print
+/// exactly what PostgreSQL prints for `jsonb::text`. Checked against the real
+/// server, on hand-picked edge cases and on random values.
+@Suite("JSONBText renders jsonb as PostgreSQL does")
+struct JSONBTextTests {
+    let connection: PostgresConnection
+    init() throws { connection = try TestDatabase.create("jsonb").connect() }
+
+    func postgres(_ json: String) throws -> String {
+        try connection.query("SELECT $1::jsonb::text AS t", [.text(json)]).string(0, "t")
+    }
+
+    @Test("number literals print as numeric does", arguments: [
+        "0", "-0", "-0.0", "0.00", "40", "40.00", "1.50e3", "1.5e-3", "1e2", "1E+2", "-12.3400", "0.000000000000000001",
+        "123456789012345678901234567890.123456789", "1e-20", "5e0", "-7.0e1", "0.5e1", "12e-1", "100e-2", "9e20",
+    ])
+    func numbers(literal: String) throws {
+        #expect(JSONBText.string(try JSONValue.parse(literal)) == (try postgres(literal)))
+    }
+
+    @Test("strings, keys and nesting print as jsonb does")
+    func structure() throws {
+        let samples = [
+            #"{"b":1,"a":2,"aa":{"z":[1,2,{"y":null}],"é":"\u00e9"},"":true}"#,
+            #"["tab\tnew\nline","quote\"back\\slash","ctl\u0001\u001f","del\u007f","emoji😀"]"#,
+            #"{"merchantOrderNo":"SO-1","status":3,"amount":"40.00","body":{"chainId":2,"payAmountDisplay":"40.00"}}"#,
+            "[]", "{}", "[[],{}]", "\"x\"", "null",
+        ]
+        for s in samples {
+            #expect(JSONBText.string(try JSONValue.parse(s)) == (try postgres(s)), "\(s)")
+        }
+    }
+
+    @Test("a repeated key keeps its last value; keys equal only as Unicode stay apart")
+    func repeatedKeys() throws {
+        // The parser refuses repeated keys, but a value built in code may have them.
+        let values: [JSONValue] = [
+            .object([("a", .number("1")), ("b", .number("2")), ("a", .number("3"))]),
+            .object([("\u{e9}", .number("1")), ("e\u{301}", .number("2")), ("\u{e9}", .number("4"))]),
+        ]
+        for value in values {
+            let compact = JSONSerializer.string(value)
+            #expect(JSONBText.string(value) == (try postgres(compact)), "\(compact)")
+        }
+    }
+
+    @Test("2,000 random values print identically")
+    func random() throws {
+        var rng = SplitMix(seed: 42)
+        for _ in 0..<2_000 {
+            let value = Self.randomValue(&rng, depth: 0)
+            let compact = JSONSerializer.string(value)
+            #expect(JSONBText.string(value) == (try postgres(compact)), "\(compact)")
+        }
+    }
+
+    struct SplitMix: RandomNumberGenerator {
+        var state: UInt64
+        init(seed: UInt64) { state = seed }
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    static let alphabet: [String] = ["a", "b", "Z", "0", "é", "😀", "\"", "\\", "\n", "\t", "\u{1}", "\u{7f}", " ", "-", "_"]
+
+    static func randomString(_ rng: inout SplitMix) -> String {
+        (0..<Int.random(in: 0...6, using: &rng)).map { _ in alphabet.randomElement(using: &rng)! }.joined()
+    }
+
+    static func randomNumber(_ rng: inout SplitMix) -> String {
+        var s = Bool.random(using: &rng) ? "-" : ""
+        s += Bool.random(using: &rng) ? "0" : String(Int.random(in: 1...999_999, using: &rng))
+        if Bool.random(using: &rng) { s += "." + String((0..<Int.random(in: 1...6, using: &rng)).map { _ in "0123456789".randomElement(using: &rng)! }) }
+        if Int.random(in: 0..<4, using: &rng) == 0 {
+            s += ["e", "E"].randomElement(using: &rng)! + ["", "+", "-"].randomElement(using: &rng)! + String(Int.random(in: 0...12, using: &rng))
+        }
+        return s
+    }
+
+    static func randomValue(_ rng: inout SplitMix, depth: Int) -> JSONValue {
+        switch Int.random(in: 0..<(depth > 3 ? 5 : 7), using: &rng) {
+        case 0: return .null
+        case 1: return .bool(Bool.random(using: &rng))
+        case 2, 3: return .number(randomNumber(&rng))
+        case 4: return .string(randomString(&rng))
+        case 5: return .array((0..<Int.random(in: 0...4, using: &rng)).map { _ in randomValue(&rng, depth: depth + 1) })
+        default:
+            var keys = Set<String>()
+            var fields: [(String, JSONValue)] = []
+            for _ in 0..<Int.random(in: 0...5, using: &rng) {
+                let k = randomString(&rng)
+                if keys.insert(k).inserted { fields.append((k, randomValue(&rng, depth: depth + 1))) }
+            }
+            return .object(fields)
+        }
+    }
+}
