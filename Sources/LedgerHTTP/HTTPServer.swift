@@ -9,8 +9,9 @@ import Glibc
 ///
 /// libmicrohttpd's epoll threads parse requests and send responses. When a request's body is
 /// complete, its connection is suspended and the request goes to a pool of worker threads;
-/// the handler's response is queued when the connection is resumed. No libmicrohttpd type
-/// appears in this API.
+/// the handler's response is queued when the connection is resumed. Requests the `runsInline`
+/// predicate picks (quick reads) skip that hand-off and run on the polling thread itself.
+/// No libmicrohttpd type appears in this API.
 ///
 ///     var router = Router()
 ///     router.add("GET", "/v1/orders/{no}", name: "orders.get")
@@ -53,11 +54,17 @@ public final class HTTPServer: Sendable {
     /// - Parameters:
     ///   - observer: called once per finished request (on a polling thread: keep it quick),
     ///     including requests the layer itself rejected (400, 413, 503).
-    ///   - handler: runs on a worker thread and may block.
+    ///   - runsInline: true for the requests whose handler is quick and bounded (a read by key):
+    ///     they run on the polling thread that parsed them, skipping the hand-off to a worker.
+    ///     Everything else (and everything when nil) runs on a worker thread.
+    ///   - handler: runs on a worker thread and may block, or on a polling thread for requests
+    ///     `runsInline` picks.
     public init(configuration: HTTPServerConfiguration = HTTPServerConfiguration(), logger: Logger = .disabled,
-                observer: (@Sendable (HTTPExchange) -> Void)? = nil, handler: @escaping Handler) {
+                observer: (@Sendable (HTTPExchange) -> Void)? = nil,
+                runsInline: (@Sendable (HTTPRequest) -> Bool)? = nil, handler: @escaping Handler) {
         self.configuration = configuration
-        self.core = ServerCore(configuration: configuration, logger: logger, observer: observer, handler: handler)
+        self.core = ServerCore(configuration: configuration, logger: logger, observer: observer,
+                               runsInline: runsInline, handler: handler)
     }
 
     deinit {

@@ -4,7 +4,8 @@ public struct HTTPServerConfiguration: Sendable, Equatable {
     public var host: String = "127.0.0.1"
     /// The TCP port; 0 picks a free port, which `HTTPServer.start()` returns.
     public var port: Int = 8080
-    /// libmicrohttpd's epoll polling threads (accept, parse, send). They never run handlers.
+    /// libmicrohttpd's epoll polling threads (accept, parse, send). They run only the handlers
+    /// of requests picked to run inline; a polling thread blocked in one stalls its other connections.
     public var pollingThreads: Int = 2
     /// Dedicated threads that run the blocking handler; at most this many requests execute at once.
     public var workerThreads: Int = 32

@@ -12,6 +12,8 @@ import Glibc
 final class ServerCore: @unchecked Sendable {
     let configuration: HTTPServerConfiguration
     let handler: @Sendable (HTTPRequest) -> HTTPResponse
+    /// Which requests run on the polling thread that read them, instead of on a worker.
+    let runsInline: (@Sendable (HTTPRequest) -> Bool)?
     let observer: (@Sendable (HTTPExchange) -> Void)?
     let logger: Logger
     let pool: WorkerPool
@@ -24,9 +26,11 @@ final class ServerCore: @unchecked Sendable {
     var discardLimit: Int { max(8 * configuration.maxBodyBytes, 8 << 20) }
 
     init(configuration: HTTPServerConfiguration, logger: Logger,
-         observer: (@Sendable (HTTPExchange) -> Void)?, handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse) {
+         observer: (@Sendable (HTTPExchange) -> Void)?, runsInline: (@Sendable (HTTPRequest) -> Bool)? = nil,
+         handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse) {
         self.configuration = configuration
         self.handler = handler
+        self.runsInline = runsInline
         self.observer = observer
         self.logger = logger
         self.pool = WorkerPool(threads: configuration.workerThreads, name: "http-worker")
@@ -123,6 +127,9 @@ final class ServerCore: @unchecked Sendable {
     private func dispatch(_ context: RequestContext, connection: OpaquePointer) -> MHD_Result {
         let request = context.request(body: context.body)
         context.body = []
+        if let runsInline, runsInline(request) {
+            return runInline(request, context: context, connection: connection)
+        }
         context.phase = .dispatched
         let timeout = configuration.requestTimeoutSeconds.isFinite
             ? min(max(configuration.requestTimeoutSeconds, 0.001), 86_400) : 86_400
@@ -155,6 +162,26 @@ final class ServerCore: @unchecked Sendable {
             }
         }
         return .YES
+    }
+
+    /// A quick handler runs right here, on the polling thread: no suspend, no hand-off to a
+    /// worker, no resume (each of which costs a thread wake-up). While it runs, the other
+    /// connections of this polling thread wait, so only handlers with a short, bounded time
+    /// belong here (the request timeout's watchdog cannot interrupt them).
+    private func runInline(_ request: HTTPRequest, context: RequestContext, connection: OpaquePointer) -> MHD_Result {
+        context.phase = .responded
+        let response = handler(request)
+        var stream: ResponseStream?
+        if case .stream(let producer) = response.body {
+            // The producer may block, so it still runs on a worker; the body drains from here.
+            stream = ResponseStream(producer: producer, registry: suspensions,
+                                    stallSeconds: Double(configuration.idleTimeoutSeconds) * 2)
+        }
+        let result = queue(response, stream: stream, context: context, connection: connection, close: false)
+        if result == .YES, let stream, !pool.submit({ stream.pump() }) {
+            stream.cancel()
+        }
+        return result
     }
 
     // MARK: worker thread

@@ -8,12 +8,16 @@ public struct DatabaseConfiguration: Sendable {
     /// How long a borrower waits for a free connection before giving up (→ 503).
     public var acquireTimeoutSeconds: Double
     public var connectTimeoutSeconds: Int
+    /// The server cancels any one statement that runs longer (nil: no limit).
+    public var statementTimeoutSeconds: Double?
 
-    public init(connectionString: String, poolSize: Int = 8, acquireTimeoutSeconds: Double = 5, connectTimeoutSeconds: Int = 3) {
+    public init(connectionString: String, poolSize: Int = 8, acquireTimeoutSeconds: Double = 5, connectTimeoutSeconds: Int = 3,
+                statementTimeoutSeconds: Double? = nil) {
         self.connectionString = connectionString
         self.poolSize = poolSize
         self.acquireTimeoutSeconds = acquireTimeoutSeconds
         self.connectTimeoutSeconds = connectTimeoutSeconds
+        self.statementTimeoutSeconds = statementTimeoutSeconds
     }
 }
 
@@ -97,7 +101,8 @@ public final class ConnectionPool: @unchecked Sendable {
                 condition.unlock()
                 do {
                     return try PostgresConnection(connectionString: configuration.connectionString,
-                                                  connectTimeoutSeconds: configuration.connectTimeoutSeconds)
+                                                  connectTimeoutSeconds: configuration.connectTimeoutSeconds,
+                                                  statementTimeoutSeconds: configuration.statementTimeoutSeconds)
                 } catch {
                     condition.lock()
                     opened -= 1

@@ -11,15 +11,21 @@ public final class PostgresConnection: @unchecked Sendable {
     public let connectionString: String
     private(set) public var inTransaction = false
 
+    private let connectTimeoutSeconds: Int
+    private let statementTimeoutSeconds: Double?
+
     /// Connects now; throws `.invalidConnectionString` or `.connectionFailed`.
-    public init(connectionString: String, connectTimeoutSeconds: Int = 5) throws {
+    /// `statementTimeoutSeconds` makes the server cancel any statement that runs longer.
+    public init(connectionString: String, connectTimeoutSeconds: Int = 5, statementTimeoutSeconds: Double? = nil) throws {
         self.connectionString = connectionString
-        self.conn = try Self.open(connectionString, timeout: connectTimeoutSeconds)
+        self.connectTimeoutSeconds = connectTimeoutSeconds
+        self.statementTimeoutSeconds = statementTimeoutSeconds
+        self.conn = try Self.open(connectionString, timeout: connectTimeoutSeconds, statementTimeout: statementTimeoutSeconds)
     }
 
     deinit { if let conn { PQfinish(conn) } }
 
-    private static func open(_ conninfo: String, timeout: Int) throws -> OpaquePointer {
+    private static func open(_ conninfo: String, timeout: Int, statementTimeout: Double?) throws -> OpaquePointer {
         // Validate the string first so a typo is reported as such, not as a network error.
         var parseError: UnsafeMutablePointer<CChar>?
         if let options = PQconninfoParse(conninfo, &parseError) {
@@ -44,7 +50,11 @@ public final class PostgresConnection: @unchecked Sendable {
         PQsetNoticeProcessor(pointer, { _, _ in }, nil)
         // JIT compilation costs tens of milliseconds and pays off only for long
         // analytic queries; the ledger's statements are short.
-        let setup = PQexec(pointer, "SET bytea_output = 'hex'; SET TIME ZONE 'UTC'; SET DateStyle = 'ISO'; SET jit = off")
+        var settings = "SET bytea_output = 'hex'; SET TIME ZONE 'UTC'; SET DateStyle = 'ISO'; SET jit = off"
+        if let statementTimeout, statementTimeout.isFinite, statementTimeout > 0 {
+            settings += "; SET statement_timeout = " + String(max(1, Int((statementTimeout * 1000).rounded())))
+        }
+        let setup = PQexec(pointer, settings)
         PQclear(setup)
         return pointer
     }
@@ -59,17 +69,100 @@ public final class PostgresConnection: @unchecked Sendable {
         if let conn { PQfinish(conn) }
         conn = nil
         inTransaction = false
-        conn = try Self.open(connectionString, timeout: 5)
+        statements.removeAll()
+        conn = try Self.open(connectionString, timeout: connectTimeoutSeconds, statementTimeout: statementTimeoutSeconds)
     }
 
     /// Runs one parameterized statement. Values never enter the SQL text.
     @discardableResult
     public func query(_ sql: String, _ parameters: [SQLValue] = []) throws -> QueryResult {
+        try query(sql, parameters, prepared: false)
+    }
+
+    /// Runs one parameterized statement; with `prepared`, the statement is parsed and planned
+    /// once per connection (`PQprepare`, remembered by its SQL text) and then only executed
+    /// (`PQexecPrepared`). For statements run again and again with fixed SQL text.
+    @discardableResult
+    public func query(_ sql: String, _ parameters: [SQLValue], prepared: Bool) throws -> QueryResult {
+        try withResult(sql, parameters, prepared: prepared) { Self.read($0) }
+    }
+
+    /// The first row's values as the bytes PostgreSQL sent (text format; nil for SQL NULL),
+    /// or nil when there is no row. No String is made per cell: for hot reads whose text is
+    /// passed on as it is.
+    public func firstRow(_ sql: String, _ parameters: [SQLValue] = [], prepared: Bool = false) throws -> [[UInt8]?]? {
+        try withResult(sql, parameters, prepared: prepared) { result in
+            guard PQntuples(result) > 0 else { return nil }
+            return (0..<PQnfields(result)).map { column -> [UInt8]? in
+                if PQgetisnull(result, 0, column) == 1 { return nil }
+                let length = Int(PQgetlength(result, 0, column))
+                guard length > 0, let value = PQgetvalue(result, 0, column) else { return [] }
+                return Array(UnsafeRawBufferPointer(start: value, count: length))
+            }
+        }
+    }
+
+    /// Statements prepared on this connection, by SQL text. A new connection (reconnect) starts
+    /// empty: prepared statements live and die with their server session.
+    private var statements: [String: PreparedStatement] = [:]
+    private var statementCounter = 0
+    /// Beyond this many, statements run unprepared: SQL built at run time cannot fill the server's memory.
+    public static let maxPreparedStatements = 128
+
+    private struct PreparedStatement {
+        let name: String
+        /// The parameter types it was prepared with (bytea for `.bytes`, else inferred).
+        let types: [Oid]
+    }
+
+    /// Number of statements prepared on the current session (for tests).
+    public var preparedStatementCount: Int { statements.count }
+
+    private func withResult<T>(_ sql: String, _ parameters: [SQLValue], prepared: Bool,
+                               _ body: (OpaquePointer) throws -> T) throws -> T {
         if !inTransaction { try reconnectIfNeeded() }
         guard let conn else { throw PostgresError.connectionLost("no connection") }
-        let result = try execute(conn, sql, parameters)
+        let result: OpaquePointer
+        if prepared {
+            do {
+                result = try executePrepared(conn, sql, parameters)
+            } catch PostgresError.server(let state, _, _) where state == "26000" && !inTransaction {
+                // The session lost the statement (DISCARD ALL, a pooler in between): prepare again.
+                statements.removeAll()
+                result = try executePrepared(conn, sql, parameters)
+            }
+        } else {
+            result = try execute(conn, sql, parameters)
+        }
         defer { PQclear(result) }
-        return Self.read(result)
+        return try body(result)
+    }
+
+    private func executePrepared(_ conn: OpaquePointer, _ sql: String, _ parameters: [SQLValue]) throws -> OpaquePointer {
+        let types = parameters.map(Self.type)
+        let statement: PreparedStatement
+        if let known = statements[sql] {
+            // Bound with other parameter types than it was prepared for: run it unprepared.
+            guard known.types == types else { return try execute(conn, sql, parameters) }
+            statement = known
+        } else {
+            guard statements.count < Self.maxPreparedStatements else { return try execute(conn, sql, parameters) }
+            statementCounter += 1
+            let name = "ledger_s\(statementCounter)"
+            guard let made = PQprepare(conn, name, sql, Int32(types.count), types) else { throw lostOrFailed(conn) }
+            defer { PQclear(made) }
+            guard PQresultStatus(made) == PGRES_COMMAND_OK else { throw Self.error(from: made, conn: conn) }
+            statement = PreparedStatement(name: name, types: types)
+            statements[sql] = statement
+        }
+        return try send(conn, parameters) { count, values, lengths, formats in
+            PQexecPrepared(conn, statement.name, count, values, lengths, formats, 0)
+        }
+    }
+
+    private static func type(_ value: SQLValue) -> Oid {
+        if case .bytes = value { return 17 } // bytea
+        return 0
     }
 
     /// Runs a script of several statements with no parameters (migrations only:
@@ -172,18 +265,29 @@ public final class PostgresConnection: @unchecked Sendable {
     public func close() {
         if let conn { PQfinish(conn) }
         conn = nil
+        statements.removeAll()
     }
 
     // MARK: - libpq plumbing
 
     private func execute(_ conn: OpaquePointer, _ sql: String, _ parameters: [SQLValue]) throws -> OpaquePointer {
+        let types = parameters.map(Self.type)
+        return try send(conn, parameters) { count, values, lengths, formats in
+            PQexecParams(conn, sql, count, types, values, lengths, formats, 0)
+        }
+    }
+
+    /// Lays the parameters out as libpq wants them, runs `call`, and checks the result's status.
+    private func send(
+        _ conn: OpaquePointer, _ parameters: [SQLValue],
+        _ call: (Int32, UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?, UnsafePointer<Int32>?) -> OpaquePointer?
+    ) throws -> OpaquePointer {
         let count = parameters.count
         // Parameter buffers are allocated and freed explicitly: pointers into
         // temporary Swift arrays must not escape (see notes/swift-c.md).
         var values = [UnsafeMutablePointer<CChar>?](repeating: nil, count: count)
         var lengths = [Int32](repeating: 0, count: count)
         var formats = [Int32](repeating: 0, count: count)
-        var types = [Oid](repeating: 0, count: count)
         defer { for v in values { v?.deallocate() } }
         for (i, p) in parameters.enumerated() {
             switch p {
@@ -206,12 +310,15 @@ public final class PostgresConnection: @unchecked Sendable {
                 values[i] = buf
                 lengths[i] = Int32(b.count)
                 formats[i] = 1
-                types[i] = 17 // bytea
             }
         }
         let result: OpaquePointer? = values.withUnsafeBufferPointer { v in
             v.baseAddress!.withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: max(count, 1)) { vp in
-                PQexecParams(conn, sql, Int32(count), types, count == 0 ? nil : vp, lengths, formats, 0)
+                lengths.withUnsafeBufferPointer { l in
+                    formats.withUnsafeBufferPointer { f in
+                        call(Int32(count), count == 0 ? nil : UnsafePointer(vp), l.baseAddress, f.baseAddress)
+                    }
+                }
             }
         }
         guard let result else { throw lostOrFailed(conn) }

@@ -9,6 +9,9 @@ import LedgerPostgres
 public final class LedgerApplication: Sendable {
     public let configuration: LedgerConfiguration
     let pool: ConnectionPool
+    /// Connections for the reads that run on the HTTP polling threads: one per polling thread
+    /// (each runs one request at a time), so a read never waits behind writes for a connection.
+    let readPool: ConnectionPool
     let committer: GroupCommitter
     let server: HTTPServer
     let logger: Logger
@@ -22,6 +25,12 @@ public final class LedgerApplication: Sendable {
         database.acquireTimeoutSeconds = 3
         database.connectTimeoutSeconds = 2
         let pool = ConnectionPool(configuration: database)
+        // Inline reads block a polling thread: the server cancels a read statement that
+        // outlives the request timeout (see README, *Reads run inline*).
+        var readDatabase = database
+        readDatabase.poolSize = max(1, http.pollingThreads)
+        readDatabase.statementTimeoutSeconds = http.requestTimeoutSeconds
+        let readPool = ConnectionPool(configuration: readDatabase)
         let committer = GroupCommitter(pool: pool, projector: OrderProjection())
         let registry = MetricsRegistry()
         let metrics = ServiceMetrics(registry: registry, committer: committer, pool: pool)
@@ -31,7 +40,7 @@ public final class LedgerApplication: Sendable {
             authenticator: Authenticator(pool: pool),
             ingestion: Ingestion(configuration: configuration, pool: pool, committer: committer,
                                  quarantine: Quarantine(pool: pool, rejected: metrics.rejectedDeliveries, logger: logger)),
-            queries: OrderQueries(pool: pool),
+            queries: OrderQueries(pool: readPool),
             operations: Operations(pool: pool, migrator: migrator, metrics: registry),
             logger: logger,
             clock: { Timestamp.now() })
@@ -40,8 +49,10 @@ public final class LedgerApplication: Sendable {
         let instrumentation = HTTPInstrumentation(metrics: registry)
         self.server = HTTPServer(configuration: httpConfiguration, logger: logger,
                                  observer: instrumentation.observer(logger: logger, router: router),
+                                 runsInline: { handler.runsInline($0) },
                                  handler: { handler.handle($0) })
         self.pool = pool
+        self.readPool = readPool
         self.committer = committer
         registry.addCollector { [server] in instrumentation.sampleInFlight(of: server) }
     }
@@ -59,6 +70,7 @@ public final class LedgerApplication: Sendable {
         server.stop()
         committer.shutdown()
         pool.close()
+        readPool.close()
         logger.info("ledger stopped")
     }
 }

@@ -48,6 +48,20 @@ struct OrderQueries: Sendable {
     let orders = OrderReadModel()
     let store = EventStore()
 
+    /// The response body of `GET /v1/orders/{no}`: the stored document, or (for a row
+    /// without a current one) the same rendering derived from the stored state.
+    func orderDocument(_ no: MerchantOrderNo, masked: Bool) throws -> [UInt8] {
+        let found = try pool.withConnection { c -> [UInt8]? in
+            switch try orders.document(no, masked: masked, on: c) {
+            case .body(let body): return body
+            case .missing: return nil
+            case .stale: return try orders.load(no, on: c).map { OrderDocuments($0.0).body(masked: masked) }
+            }
+        }
+        guard let found else { throw ServiceError.notFound("no order \(no.value)") }
+        return found
+    }
+
     func order(_ no: MerchantOrderNo) throws -> JSONValue {
         guard let json = try pool.withConnection({ try orders.json(no, on: $0) }) else {
             throw ServiceError.notFound("no order \(no.value)")
