@@ -7,29 +7,32 @@
 /// (JSONBTextTests); `ledger verify` recomputes every hash from what
 /// PostgreSQL prints, so a difference could never pass unnoticed.
 public enum JSONBText {
-    public static func string(_ value: JSONValue) -> String {
-        String(decoding: bytes(value), as: UTF8.self)
+    /// The text, or nil for a value jsonb would refuse (a number beyond numeric's range).
+    public static func string(_ value: JSONValue) -> String? {
+        bytes(value).map { String(decoding: $0, as: UTF8.self) }
     }
 
-    public static func bytes(_ value: JSONValue) -> [UInt8] {
+    public static func bytes(_ value: JSONValue) -> [UInt8]? {
         var out = [UInt8]()
         out.reserveCapacity(512)
-        write(value, to: &out)
-        return out
+        return write(value, to: &out) ? out : nil
     }
 
-    public static func write(_ value: JSONValue, to out: inout [UInt8]) {
+    /// Appends the text of `value`; false (with `out` half-written) for a value
+    /// jsonb would refuse.
+    static func write(_ value: JSONValue, to out: inout [UInt8]) -> Bool {
         switch value {
         case .null: out.append(contentsOf: "null".utf8)
         case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
         case .number(let literal):
-            if let n = numeric(literal) { out.append(contentsOf: n.utf8) } else { writeString(literal, to: &out) }
+            guard let n = numeric(literal) else { return false }
+            out.append(contentsOf: n.utf8)
         case .string(let s): writeString(s, to: &out)
         case .array(let items):
             out.append(UInt8(ascii: "["))
             for (n, item) in items.enumerated() {
                 if n > 0 { out.append(contentsOf: [UInt8(ascii: ","), UInt8(ascii: " ")]) }
-                write(item, to: &out)
+                guard write(item, to: &out) else { return false }
             }
             out.append(UInt8(ascii: "]"))
         case .object(let fields):
@@ -48,18 +51,24 @@ public enum JSONBText {
                 first = false
                 writeString(fields[i].0, to: &out)
                 out.append(contentsOf: [UInt8(ascii: ":"), UInt8(ascii: " ")])
-                write(fields[i].1, to: &out)
+                guard write(fields[i].1, to: &out) else { return false }
             }
             out.append(UInt8(ascii: "}"))
         }
+        return true
     }
 
     /// PostgreSQL's escape_json: `\"`, `\\`, `\b \f \n \r \t`, other bytes
     /// below 0x20 as `\u00xx`; everything else as is. (A NUL, which jsonb
     /// cannot hold, is written as U+FFFD exactly as JSONSerializer does.)
     static func writeString(_ s: String, to out: inout [UInt8]) {
-        let hex = Array("0123456789abcdef".utf8)
         out.append(UInt8(ascii: "\""))
+        if s.utf8.allSatisfy({ $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) {
+            out.append(contentsOf: s.utf8)   // the common case: nothing to escape
+            out.append(UInt8(ascii: "\""))
+            return
+        }
+        let hex = Array("0123456789abcdef".utf8)
         for c in s.utf8 {
             switch c {
             case UInt8(ascii: "\""): out.append(contentsOf: [0x5c, 0x22])
@@ -79,9 +88,10 @@ public enum JSONBText {
 
     /// A JSON number literal as PostgreSQL's numeric prints it: the exponent
     /// applied, display scale = fraction digits minus exponent (at least 0),
-    /// leading zeros dropped, no negative zero. Nil if it is not a JSON number.
+    /// leading zeros dropped, no negative zero. Nil if it is not a JSON number,
+    /// or if numeric would refuse it (an exponent beyond +-1000, as numeric_in).
     public static func numeric(_ literal: String) -> String? {
-        guard JSONSerializer.isValidNumberLiteral(literal) else { return nil }
+        guard literal.utf8.count <= 4096, JSONSerializer.isValidNumberLiteral(literal) else { return nil }
         var b = Substring(literal)
         var negative = false
         if b.first == "-" { negative = true; b = b.dropFirst() }
@@ -89,7 +99,7 @@ public enum JSONBText {
         var exponent = 0
         if let e = b.firstIndex(where: { $0 == "e" || $0 == "E" }) {
             mantissa = b[..<e]
-            guard let x = Int(b[b.index(after: e)...].drop(while: { $0 == "+" })) else { return nil }
+            guard let x = Int(b[b.index(after: e)...].drop(while: { $0 == "+" })), abs(x) <= 1000 else { return nil }
             exponent = x
         }
         let intPart: Substring

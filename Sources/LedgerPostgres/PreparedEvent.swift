@@ -37,10 +37,7 @@ public struct PreparedEvent: Sendable {
     }
 
     private static func parts(_ e: NewEvent) -> ChainParts? {
-        guard let payload = try? JSONValue.parse(e.payloadJSON),
-              let metadata = try? JSONValue.parse(e.metadataJSON) else { return nil }
-        let payloadText = JSONBText.bytes(payload)
-        let metadataText = JSONBText.bytes(metadata)
+        guard let payloadText = jsonbText(e.payloadJSON), let metadataText = jsonbText(e.metadataJSON) else { return nil }
         let id = randomUUID()
         let idText = Array(uuidText(id).utf8)
 
@@ -80,6 +77,14 @@ public struct PreparedEvent: Sendable {
         return ChainParts(eventID: uuidText(id), payloadText: payloadText, contentHead: contentHead,
                           contentBody: contentBody, copyHead: copyHead, copyBody: copyBody,
                           observedMicros: e.observedAt.microseconds)
+    }
+
+    /// The text jsonb will print for `json`: the text itself when it is already in
+    /// that form (the service writes its payloads so), else parsed and rendered.
+    static func jsonbText(_ json: String) -> [UInt8]? {
+        if JSONBText.isCanonical(json) { return Array(json.utf8) }
+        guard let value = try? JSONValue.parse(json) else { return nil }
+        return JSONBText.bytes(value)
     }
 
     /// 16 random bytes with the version (4) and variant bits of a random UUID.

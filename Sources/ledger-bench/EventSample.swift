@@ -23,15 +23,22 @@ enum EventSample {
     }
 
     /// The StatusObserved payload, field for field as LedgerCore's EventCoding
-    /// writes it for a web3 webhook (checked against the core by `payloadWidths`).
+    /// writes it for a web3 webhook (checked against the core by `payloadWidths`),
+    /// rendered as the service renders it: in jsonb's form (JSONBText).
     static func payload(order: String, tag: String, key: String, body: String) -> String {
-        #"{"merchantOrderNo":"\#(order)","provider":"web3","source":"webhook","status":2,"statusName":"confirming","#
-            + #""providerStatus":"2","amount":"40.00","asset":"USDT","txHash":"0x\#(txHex(tag))","#
-            + #""providerOrderId":"P\#(tag.prefix(24))","idempotencyKey":"\#(key)","body":\#(body)}"#
+        let value: JSONValue = .object([
+            ("merchantOrderNo", .string(order)), ("provider", .string("web3")), ("source", .string("webhook")),
+            ("status", .integer(2)), ("statusName", .string("confirming")), ("providerStatus", .string("2")),
+            ("amount", .string("40.00")), ("asset", .string("USDT")), ("txHash", .string("0x" + txHex(tag))),
+            ("providerOrderId", .string("P" + tag.prefix(24))), ("idempotencyKey", .string(key)),
+            ("body", (try? JSONValue.parse(body)) ?? .null),
+        ])
+        return JSONBText.string(value) ?? JSONSerializer.string(value)
     }
 
     static func metadata(requestID: String) -> String {
-        #"{"requestId":"\#(requestID)","verified":true,"keyId":"k1:3f2a9c0e"}"#
+        JSONBText.string(.object([("requestId", .string(requestID)), ("verified", .bool(true)),
+                                  ("keyId", .string("k1:3f2a9c0e"))])) ?? "{}"
     }
 
     /// A new, unique event of order `A-<run>-<thread>-<n/4>` (four events a stream).

@@ -59,6 +59,57 @@ struct JSONBTextTests {
         }
     }
 
+    @Test("text judged canonical is exactly what PostgreSQL prints")
+    func canonicalTexts() throws {
+        var rng = SplitMix(seed: 99)
+        var judgedCanonical = 0
+        for _ in 0..<1_500 {
+            let value = Self.randomValue(&rng, depth: 0)
+            guard let rendered = JSONBText.string(value) else { continue }
+            // The checker is conservative (a key with an escape is never judged
+            // canonical); the property that matters is the other direction.
+            var candidates = [rendered]
+            // Small edits of canonical text, and the compact form: whatever the
+            // checker accepts, PostgreSQL must print back unchanged.
+            candidates.append(JSONSerializer.string(value))
+            var bytes = Array(rendered.utf8)
+            if !bytes.isEmpty {
+                let at = Int.random(in: 0..<bytes.count, using: &rng)
+                let edits: [UInt8] = [32, 44, 58, 48, 45, 46, 101, 92, 34, 117, 97]
+                var inserted = bytes
+                inserted.insert(edits.randomElement(using: &rng)!, at: at)
+                candidates.append(String(decoding: inserted, as: UTF8.self))
+                bytes.remove(at: at)
+                candidates.append(String(decoding: bytes, as: UTF8.self))
+            }
+            for text in candidates where JSONBText.isCanonical(text) {
+                judgedCanonical += 1
+                #expect(try postgres(text) == text, "\(text)")
+            }
+        }
+        #expect(judgedCanonical > 1_000)
+    }
+
+    @Test("payloads the way the service writes them are judged canonical as rendered")
+    func servicePayloads() throws {
+        let payload: JSONValue = .object([
+            ("merchantOrderNo", .string("SO-1")), ("status", .integer(3)), ("amount", .string("40.00")),
+            ("email", .string("a.b+c@example.com")), ("note", .string("line\nbreak \"quoted\" tab\t ü 😀")),
+            ("body", .object([("chainId", .integer(1)), ("payAmountDisplay", .number("40.00")), ("z", .array([.null, .bool(true)]))])),
+        ])
+        let text = try #require(JSONBText.string(payload))
+        #expect(JSONBText.isCanonical(text))
+        #expect(try postgres(text) == text)
+    }
+
+    @Test("non-canonical shapes are recognised", arguments: [
+        #"{"b": 1, "a": 2}"#, #"{"a":1}"#, #"{"a": 1,"b": 2}"#, #"{"a": 1, "a": 2}"#, " 1", "1 ", "-0", "-0.00", "1e2",
+        "01", "1.", ".5", #""\/""#, #""\u0041""#, #""\u000a""#, #""\u001F""#, "[1,2]", #"{"\n": 1}"#, "tru", "nul",
+    ])
+    func nonCanonical(text: String) {
+        #expect(!JSONBText.isCanonical(text))
+    }
+
     struct SplitMix: RandomNumberGenerator {
         var state: UInt64
         init(seed: UInt64) { state = seed }

@@ -23,11 +23,18 @@ enum EventMapping {
             stream: event.stream,
             type: event.type,
             source: event.source.rawValue,
-            payloadJSON: JSONSerializer.string(event.payload),
+            payloadJSON: jsonbText(event.payload),
             raw: raw,
-            metadataJSON: JSONSerializer.string(.object(metadata)),
+            metadataJSON: jsonbText(.object(metadata)),
             idempotencyKey: event.idempotencyKey,
             observedAt: event.observedAt)
+    }
+
+    /// JSON in the form jsonb prints, so the writer can hash and store it without
+    /// parsing it again (a value jsonb would refuse keeps its compact form, and
+    /// PostgreSQL's error).
+    static func jsonbText(_ value: JSONValue) -> String {
+        JSONBText.string(value) ?? JSONSerializer.string(value)
     }
 
     /// Rebuilds the canonical event of a stored row.
