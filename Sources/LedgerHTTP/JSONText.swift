@@ -12,6 +12,11 @@ public enum JSONText {
 
     /// Appends the escaped body of a JSON string (no surrounding quotes).
     public static func appendEscaped(_ value: String, to out: inout String) {
+        // Most values (routes, ids, paths) are printable ASCII with nothing to escape.
+        if value.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) {
+            out += value
+            return
+        }
         for scalar in value.unicodeScalars {
             switch scalar {
             case "\"": out += "\\\""

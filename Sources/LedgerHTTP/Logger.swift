@@ -90,11 +90,21 @@ public struct Logger: Sendable {
 
     /// Renders one line; later fields with a reserved or repeated name are skipped.
     public static func line(level: Level, message: String, fields: [(String, LogValue)], time: String) -> String {
-        var out = "{\"time\":" + JSONText.quoted(time) + ",\"level\":\"" + level.name + "\",\"message\":"
-            + JSONText.quoted(message)
-        var seen: Set<String> = ["time", "level", "message"]
-        for (name, value) in fields where seen.insert(name).inserted {
-            out += "," + JSONText.quoted(name) + ":"
+        var out = "{\"time\":\""
+        out.reserveCapacity(256)
+        JSONText.appendEscaped(time, to: &out)
+        out += "\",\"level\":\""
+        out += level.name
+        out += "\",\"message\":\""
+        JSONText.appendEscaped(message, to: &out)
+        out += "\""
+        // Lines carry a handful of fields: a linear scan for repeats beats hashing them.
+        for (index, (name, value)) in fields.enumerated() {
+            if name == "time" || name == "level" || name == "message" { continue }
+            if fields[..<index].contains(where: { $0.0 == name }) { continue }
+            out += ",\""
+            JSONText.appendEscaped(name, to: &out)
+            out += "\":"
             value.append(to: &out)
         }
         out += "}"
@@ -108,12 +118,22 @@ public struct Logger: Sendable {
         var seconds = time_t(spec.tv_sec)
         var parts = tm()
         gmtime_r(&seconds, &parts)
-        func pad(_ value: Int32, _ width: Int) -> String {
-            let digits = String(value)
-            return String(repeating: "0", count: max(0, width - digits.count)) + digits
+        // Written digit by digit into one buffer: this runs for every access-log line.
+        var text = [UInt8](repeating: 0, count: 24)
+        func put(_ value: Int32, _ width: Int, at offset: Int) {
+            var rest = max(0, value)
+            for position in stride(from: offset + width - 1, through: offset, by: -1) {
+                text[position] = UInt8(ascii: "0") + UInt8(rest % 10)
+                rest /= 10
+            }
         }
-        return pad(parts.tm_year + 1900, 4) + "-" + pad(parts.tm_mon + 1, 2) + "-" + pad(parts.tm_mday, 2)
-            + "T" + pad(parts.tm_hour, 2) + ":" + pad(parts.tm_min, 2) + ":" + pad(parts.tm_sec, 2)
-            + "." + pad(Int32(spec.tv_nsec / 1_000_000), 3) + "Z"
+        put(parts.tm_year + 1900, 4, at: 0); text[4] = UInt8(ascii: "-")
+        put(parts.tm_mon + 1, 2, at: 5); text[7] = UInt8(ascii: "-")
+        put(parts.tm_mday, 2, at: 8); text[10] = UInt8(ascii: "T")
+        put(parts.tm_hour, 2, at: 11); text[13] = UInt8(ascii: ":")
+        put(parts.tm_min, 2, at: 14); text[16] = UInt8(ascii: ":")
+        put(parts.tm_sec, 2, at: 17); text[19] = UInt8(ascii: ".")
+        put(Int32(spec.tv_nsec / 1_000_000), 3, at: 20); text[23] = UInt8(ascii: "Z")
+        return String(decoding: text, as: UTF8.self)
     }
 }

@@ -29,6 +29,8 @@ final class RequestContext: @unchecked Sendable {
     /// The status actually queued (0 until a response is queued).
     var status = 0
     var stream: ResponseStream?
+    /// The request as dispatched, without its body, kept for the completion observer.
+    var dispatched: HTTPRequest?
 
     /// The answer handed over by a worker (or the watchdog, or stop()) before resuming.
     private let pending = Mutex<(HTTPResponse, ResponseStream?)?>(nil)

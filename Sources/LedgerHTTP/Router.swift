@@ -42,26 +42,48 @@ public struct Router: Sendable {
 
     /// Matches a method and a raw (percent-encoded) path. HEAD falls back to GET.
     public func match(method: String, path: String) -> Match {
-        let method = method.uppercased()
         let parts = Router.split(path)
-        var best: (route: Route, parameters: [String: String], literals: [Bool])?
-        var allowed: Set<String> = []
+        switch best(method: method.uppercased(), parts: parts) {
+        case .found(let route): return .found(name: route.name, parameters: Router.parameters(route.segments, parts))
+        case .notFound: return .notFound
+        case .methodNotAllowed(let allowed): return .methodNotAllowed(allowed: allowed)
+        }
+    }
+
+    private enum Best {
+        case found(Route)
+        case notFound
+        case methodNotAllowed([String])
+    }
+
+    /// The winning route, found without allocating per candidate (this runs for every request,
+    /// and again for its metrics label).
+    private func best(method: String, parts: [Substring]) -> Best {
+        var best: Route?
+        var pathFits = false
         for route in routes where route.segments.count == parts.count {
-            guard let (parameters, literals) = Router.bind(route.segments, parts) else { continue }
-            allowed.insert(route.method)
+            guard Router.fits(route.segments, parts) else { continue }
+            pathFits = true
             let methodMatches = route.method == method || (method == "HEAD" && route.method == "GET")
             guard methodMatches else { continue }
             // A literal segment beats a parameter at the first position where two routes differ.
             if let current = best {
-                if literals.lexicographicallyPrecedes(current.literals, by: { !$0 && $1 }) { continue }
-                if literals == current.literals && current.route.method == method { continue }
+                switch Router.compareLiterals(route.segments, current.segments) {
+                case .fewer: continue
+                case .same where current.method == method: continue
+                case .same, .more: break
+                }
             }
-            best = (route, parameters, literals)
+            best = route
         }
-        if let best { return .found(name: best.route.name, parameters: best.parameters) }
-        if allowed.isEmpty { return .notFound }
+        if let best { return .found(best) }
+        guard pathFits else { return .notFound }
+        var allowed: Set<String> = []
+        for route in routes where route.segments.count == parts.count && Router.fits(route.segments, parts) {
+            allowed.insert(route.method)
+        }
         if allowed.contains("GET") { allowed.insert("HEAD") }
-        return .methodNotAllowed(allowed: allowed.sorted())
+        return .methodNotAllowed(allowed.sorted())
     }
 
     /// Matches a request; unknown paths become a 404 problem and wrong methods a 405 problem with `Allow`.
@@ -82,8 +104,8 @@ public struct Router: Sendable {
 
     /// The route name for metrics and logs: the matched name, or a fixed label for misses.
     public func label(method: String, path: String) -> String {
-        switch match(method: method, path: path) {
-        case .found(let name, _): return name
+        switch best(method: method.uppercased(), parts: Router.split(path)) {
+        case .found(let route): return route.name
         case .notFound: return "unmatched"
         case .methodNotAllowed: return "method_not_allowed"
         }
@@ -95,22 +117,36 @@ public struct Router: Sendable {
         return trimmed.split(separator: "/", omittingEmptySubsequences: false)
     }
 
-    private static func bind(_ segments: [Segment], _ parts: [Substring]) -> ([String: String], [Bool])? {
-        var parameters: [String: String] = [:]
-        var literals: [Bool] = []
-        literals.reserveCapacity(parts.count)
+    private static func fits(_ segments: [Segment], _ parts: [Substring]) -> Bool {
         for (segment, part) in zip(segments, parts) {
             switch segment {
-            case .literal(let text):
-                guard part == text[...] else { return nil }
-                literals.append(true)
-            case .parameter(let name):
-                guard !part.isEmpty else { return nil }
-                parameters[name] = PercentDecoding.decode(part)
-                literals.append(false)
+            case .literal(let text): if part != text[...] { return false }
+            case .parameter: if part.isEmpty { return false }
             }
         }
-        return (parameters, literals)
+        return true
+    }
+
+    private enum Precedence { case fewer, same, more }
+
+    /// Whether `a` has a literal where `b` has a parameter at the first position they differ.
+    private static func compareLiterals(_ a: [Segment], _ b: [Segment]) -> Precedence {
+        for (x, y) in zip(a, b) {
+            switch (x, y) {
+            case (.literal, .parameter): return .more
+            case (.parameter, .literal): return .fewer
+            default: continue
+            }
+        }
+        return .same
+    }
+
+    private static func parameters(_ segments: [Segment], _ parts: [Substring]) -> [String: String] {
+        var parameters: [String: String] = [:]
+        for (segment, part) in zip(segments, parts) {
+            if case .parameter(let name) = segment { parameters[name] = PercentDecoding.decode(part) }
+        }
+        return parameters
     }
 }
 

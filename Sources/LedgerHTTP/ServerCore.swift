@@ -127,6 +127,11 @@ final class ServerCore: @unchecked Sendable {
     private func dispatch(_ context: RequestContext, connection: OpaquePointer) -> MHD_Result {
         let request = context.request(body: context.body)
         context.body = []
+        if observer != nil {
+            var bodiless = request
+            bodiless.body = []
+            context.dispatched = bodiless
+        }
         if let runsInline, runsInline(request) {
             return runInline(request, context: context, connection: connection)
         }
@@ -273,7 +278,7 @@ final class ServerCore: @unchecked Sendable {
         let elapsed = ContinuousClock.now - context.started
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         observer(HTTPExchange(
-            request: context.request(), status: context.status, duration: seconds,
+            request: context.dispatched ?? context.request(), status: context.status, duration: seconds,
             completed: code == .REQUEST_TERMINATED_COMPLETED_OK))
     }
 

@@ -3,6 +3,12 @@ import Synchronization
 import Testing
 @testable import LedgerHTTP
 
+/// The calling thread's name as the kernel knows it (libmicrohttpd names its own threads).
+private func threadName() -> String {
+    ((try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "")
+        .trimmingCharacters(in: .whitespacesAndNewlines)
+}
+
 /// Echoes what the server decoded, one "key=value" line each, so tests can check parsing.
 private let echo: HTTPServer.Handler = { request in
     var lines = [
@@ -20,6 +26,7 @@ private let echo: HTTPServer.Handler = { request in
 private func withServer<T>(
     _ configure: (inout HTTPServerConfiguration) -> Void = { _ in },
     observer: (@Sendable (HTTPExchange) -> Void)? = nil,
+    runsInline: (@Sendable (HTTPRequest) -> Bool)? = nil,
     handler: @escaping HTTPServer.Handler = echo,
     _ body: (HTTPServer, Int) throws -> T
 ) throws -> T {
@@ -28,7 +35,7 @@ private func withServer<T>(
     configuration.workerThreads = 8
     configuration.shutdownGraceSeconds = 5
     configure(&configuration)
-    let server = HTTPServer(configuration: configuration, observer: observer, handler: handler)
+    let server = HTTPServer(configuration: configuration, observer: observer, runsInline: runsInline, handler: handler)
     let port = try server.start()
     defer { server.stop() }
     return try body(server, port)
@@ -397,6 +404,70 @@ struct ServerTests {
             #expect(lines.count == 200)
             #expect(lines.first == "line 0")
             #expect(lines.last == "line 199")
+        }
+    }
+
+    @Test("requests the predicate picks run on a polling thread; the rest are handed to a worker")
+    func inlineAndSuspendedRouting() throws {
+        // libmicrohttpd names its polling threads "MHD-worker"; our workers are not.
+        let handler: HTTPServer.Handler = { request in
+            HTTPResponse.text(200, "thread=\(threadName())")
+        }
+        let seen = Mutex<[HTTPExchange]>([])
+        try withServer({ $0.pollingThreads = 2 }, observer: { exchange in seen.withLock { $0.append(exchange) } },
+                       runsInline: { $0.method == "GET" && $0.path.hasPrefix("/fast/") }, handler: handler) { _, port in
+            let connection = try RawConnection(port: port)
+            for round in 0..<3 {
+                try connection.send("GET /fast/\(round) HTTP/1.1\r\nHost: t\r\n\r\n")
+                let fast = try connection.readResponse()
+                #expect(fast.status == 200)
+                #expect(fast.text.hasPrefix("thread=MHD-"), "\(fast.text)")
+                #expect(fast.header("X-Request-Id")?.count == 32)
+                try connection.send("POST /fast/\(round) HTTP/1.1\r\nHost: t\r\nContent-Length: 2\r\n\r\n{}")
+                let slow = try connection.readResponse()
+                #expect(slow.status == 200)
+                #expect(!slow.text.hasPrefix("thread=MHD-"), "\(slow.text)")
+            }
+            #expect(!(try get(port, "/other").text.hasPrefix("thread=MHD-")))
+        }
+        let exchanges = seen.withLock { $0 }
+        #expect(exchanges.count == 7)
+        #expect(exchanges.allSatisfy { $0.status == 200 && $0.completed })
+        #expect(exchanges.filter { $0.request.path.hasPrefix("/fast/") }.count == 6)
+    }
+
+    @Test("an inline handler's streamed body is still produced on a worker and sent to the end")
+    func inlineStreaming() throws {
+        let handler: HTTPServer.Handler = { _ in
+            let counter = Atomic<Int>(0)
+            return HTTPResponse(status: 200, body: .stream({
+                let index = counter.wrappingAdd(1, ordering: .relaxed).oldValue
+                guard index < 100 else { return nil }
+                return Array("line \(index) \(threadName())\n".utf8) + [UInt8](repeating: 46, count: 3000) + [10]
+            }))
+        }
+        try withServer(runsInline: { _ in true }, handler: handler) { _, port in
+            let response = try get(port, "/export")
+            #expect(response.status == 200)
+            let lines = response.text.split(separator: "\n").filter { $0.hasPrefix("line ") }
+            #expect(lines.count == 100)
+            #expect(lines.allSatisfy { !$0.contains("MHD-") })
+        }
+    }
+
+    @Test("framing guard, body limit and header limit still apply to requests that would run inline")
+    func inlineKeepsLayerLimits() throws {
+        try withServer({ $0.maxBodyBytes = 16; $0.connectionMemoryLimit = 8192 }, runsInline: { _ in true }) { _, port in
+            let tooLarge = try RawConnection(port: port)
+            try tooLarge.send("POST /x HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\n")
+            #expect(try tooLarge.readResponse().status == 413)
+            let smuggled = try RawConnection(port: port)
+            try smuggled.send("POST /x HTTP/1.1\r\nHost: t\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n")
+            #expect(try smuggled.readResponse().status == 400)
+            let huge = try RawConnection(port: port)
+            try huge.send("GET /x HTTP/1.1\r\nHost: t\r\nX-Big: \(String(repeating: "a", count: 20_000))\r\n\r\n")
+            #expect(try huge.readResponse().status == 431)
+            #expect(try get(port, "/fine").status == 200)
         }
     }
 
