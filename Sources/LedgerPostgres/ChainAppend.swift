@@ -60,68 +60,103 @@ struct ChainAppend {
         }
         let recordedAt = Timestamp(microseconds: recordedMicros)
 
-        var outcomes = [AppendOutcome]()
-        outcomes.reserveCapacity(items.count)
-        var duplicates: [(item: Int, position: Int64)] = []
-        var copy = CopyBinary.header()
-        copy.reserveCapacity(items.reduce(copy.count + 2) { $0 + ($1.chain?.copyBody.count ?? 0) + 128 })
-        var hashInput = [UInt8]()
-        hashInput.reserveCapacity(4096)
-        var appended = 0
-
+        // First pass: classify every item and number the new ones. A later item
+        // with the key of a new one is its redelivery (or conflicts with it).
+        var plans = [Plan]()
+        plans.reserveCapacity(items.count)
+        var fresh: [String: Int] = [:]     // key -> index of the new item that carries it
+        var position = headPosition
         for (index, item) in items.enumerated() {
             guard let parts = item.chain else {
                 throw PostgresError.unexpectedResult("an event that cannot be rendered reached the writer's append path")
             }
             let e = item.event
             if let existing = stored[e.idempotencyKey] {
-                if existing.stream == e.stream && existing.type == e.type && existing.payloadText == parts.payloadText {
-                    duplicates.append((index, existing.receipt.position))
-                    outcomes.append(.duplicate(existing.receipt, redeliveries: 0))
-                } else {
-                    outcomes.append(.keyConflict(existing: existing.receipt))
+                let same = existing.stream == e.stream && existing.type == e.type && existing.payloadText == parts.payloadText
+                plans.append(same ? .duplicate(existing.receipt) : .keyConflict(existing.receipt))
+            } else if let first = fresh[e.idempotencyKey] {
+                let original = items[first]
+                let same = original.event.stream == e.stream && original.event.type == e.type
+                    && original.chain?.payloadText == parts.payloadText
+                plans.append(same ? .duplicateOfNew(first) : .keyConflictWithNew(first))
+            } else {
+                let current = versions[e.stream] ?? 0
+                if let expected = e.expectedVersion, expected != current {
+                    plans.append(.versionConflict(current))
+                    continue
                 }
-                continue
+                position += 1
+                versions[e.stream] = current + 1
+                fresh[e.idempotencyKey] = index
+                plans.append(.new(position: position, version: current + 1))
             }
-            let current = versions[e.stream] ?? 0
-            if let expected = e.expectedVersion, expected != current {
-                outcomes.append(.versionConflict(currentVersion: current))
-                continue
-            }
-            let position = headPosition + 1
-            let version = current + 1
-            hashInput.removeAll(keepingCapacity: true)
-            hashInput.append(contentsOf: headHash)
-            BinaryField.appendInt64(&hashInput, position)
-            hashInput.append(contentsOf: parts.contentHead)
-            BinaryField.appendInt32(&hashInput, Int32(truncatingIfNeeded: version))
-            hashInput.append(contentsOf: parts.contentBody)
-            BinaryField.appendInt64(&hashInput, recordedMicros)
-            BinaryField.appendInt64(&hashInput, parts.observedMicros)
-            let hash = Crypto.sha256(hashInput)
-
-            CopyBinary.appendRow(&copy, position: position, parts: parts, version: version,
-                                 recordedMicros: recordedMicros, hash: hash)
-            let receipt = EventReceipt(position: position, eventID: parts.eventID, streamVersion: version,
-                                       recordedAt: recordedAt, hash: hash)
-            outcomes.append(.appended(receipt))
-            // A later item with the same key is a redelivery of this one (or a conflict with it).
-            stored[e.idempotencyKey] = Stored(receipt: receipt, stream: e.stream, type: e.type, payloadText: parts.payloadText)
-            versions[e.stream] = version
-            headPosition = position
-            headHash = hash
-            appended += 1
         }
 
-        if appended > 0 {
-            CopyBinary.appendTrailer(&copy)
+        // Second pass: hash the new events in order and stream their rows to
+        // PostgreSQL as they are built, so it stores the first while the next are hashed.
+        var hashes: [Int: [UInt8]] = [:]
+        hashes.reserveCapacity(fresh.count)
+        if !fresh.isEmpty {
+            var hashInput = [UInt8]()
+            hashInput.reserveCapacity(4096)
             let copied = try connection.copyIn("""
                 COPY ledger.events (position, event_id, stream, stream_version, type, source, payload, raw,
                                     metadata, idempotency_key, recorded_at, observed_at, hash)
                 FROM STDIN (FORMAT binary)
-                """, data: copy)
-            guard copied == appended else {
-                throw PostgresError.unexpectedResult("COPY stored \(copied) events of \(appended)")
+                """) { send in
+                var chunk = CopyBinary.header()
+                chunk.reserveCapacity(Self.chunkBytes + 4096)
+                for (index, plan) in plans.enumerated() {
+                    guard case .new(let position, let version) = plan, let parts = items[index].chain else { continue }
+                    hashInput.removeAll(keepingCapacity: true)
+                    hashInput.append(contentsOf: headHash)
+                    BinaryField.appendInt64(&hashInput, position)
+                    hashInput.append(contentsOf: parts.contentHead)
+                    BinaryField.appendInt32(&hashInput, Int32(truncatingIfNeeded: version))
+                    hashInput.append(contentsOf: parts.contentBody)
+                    BinaryField.appendInt64(&hashInput, recordedMicros)
+                    BinaryField.appendInt64(&hashInput, parts.observedMicros)
+                    let hash = Crypto.sha256(hashInput)
+                    hashes[index] = hash
+                    headHash = hash
+                    CopyBinary.appendRow(&chunk, position: position, parts: parts, version: version,
+                                         recordedMicros: recordedMicros, hash: hash)
+                    if chunk.count >= Self.chunkBytes {
+                        try send(chunk)
+                        chunk.removeAll(keepingCapacity: true)
+                    }
+                }
+                CopyBinary.appendTrailer(&chunk)
+                try send(chunk)
+            }
+            guard copied == fresh.count else {
+                throw PostgresError.unexpectedResult("COPY stored \(copied) events of \(fresh.count)")
+            }
+        }
+
+        func newReceipt(_ index: Int) -> EventReceipt {
+            guard case .new(let position, let version) = plans[index], let parts = items[index].chain else {
+                preconditionFailure("receipt of an item that was not appended")
+            }
+            return EventReceipt(position: position, eventID: parts.eventID, streamVersion: version,
+                                recordedAt: recordedAt, hash: hashes[index] ?? [])
+        }
+        var outcomes = [AppendOutcome]()
+        outcomes.reserveCapacity(items.count)
+        var duplicates: [(item: Int, position: Int64)] = []
+        for (index, plan) in plans.enumerated() {
+            switch plan {
+            case .new: outcomes.append(.appended(newReceipt(index)))
+            case .duplicate(let receipt):
+                duplicates.append((index, receipt.position))
+                outcomes.append(.duplicate(receipt, redeliveries: 0))
+            case .duplicateOfNew(let first):
+                let receipt = newReceipt(first)
+                duplicates.append((index, receipt.position))
+                outcomes.append(.duplicate(receipt, redeliveries: 0))
+            case .keyConflict(let receipt): outcomes.append(.keyConflict(existing: receipt))
+            case .keyConflictWithNew(let first): outcomes.append(.keyConflict(existing: newReceipt(first)))
+            case .versionConflict(let current): outcomes.append(.versionConflict(currentVersion: current))
             }
         }
         if !duplicates.isEmpty {
@@ -134,6 +169,19 @@ struct ChainAppend {
         }
         return outcomes
     }
+
+    /// What happens to one item, decided before anything is sent.
+    private enum Plan {
+        case new(position: Int64, version: Int)
+        case duplicate(EventReceipt)
+        case duplicateOfNew(Int)
+        case keyConflict(EventReceipt)
+        case keyConflictWithNew(Int)
+        case versionConflict(Int)
+    }
+
+    /// How much COPY data is built before it is sent.
+    static let chunkBytes = 64 * 1024
 
     /// Adds one redelivery per entry (a position may repeat) and answers each position's total.
     private static func countRedeliveries(_ positions: [Int64], at micros: Int64,

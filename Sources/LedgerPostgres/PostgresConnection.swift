@@ -231,6 +231,15 @@ public final class PostgresConnection: @unchecked Sendable {
     /// statement names) as its input; returns the number of rows copied.
     @discardableResult
     public func copyIn(_ sql: String, data: [UInt8]) throws -> Int {
+        try copyIn(sql) { send in try send(data) }
+    }
+
+    /// Runs `COPY ... FROM STDIN`; `produce` sends the input piece by piece, so
+    /// PostgreSQL works on the first rows while the caller builds the next. If
+    /// `produce` throws, the COPY is abandoned (nothing is stored) and the error
+    /// rethrown. Returns the number of rows copied.
+    @discardableResult
+    public func copyIn(_ sql: String, produce: (_ send: ([UInt8]) throws -> Void) throws -> Void) throws -> Int {
         if !inTransaction { try reconnectIfNeeded() }
         guard let conn else { throw PostgresError.connectionLost("no connection") }
         guard let start = PQexec(conn, sql) else { throw lostOrFailed(conn) }
@@ -240,15 +249,23 @@ public final class PostgresConnection: @unchecked Sendable {
             throw Self.error(from: start, conn: conn)
         }
         PQclear(start)
-        let sent = data.withUnsafeBufferPointer { buffer -> Int32 in
-            buffer.baseAddress.map { base in
-                base.withMemoryRebound(to: CChar.self, capacity: buffer.count) {
-                    PQputCopyData(conn, $0, Int32(buffer.count))
+        var failure: Error?
+        do {
+            try produce { piece in
+                let sent = piece.withUnsafeBufferPointer { buffer -> Int32 in
+                    buffer.baseAddress.map { base in
+                        base.withMemoryRebound(to: CChar.self, capacity: buffer.count) {
+                            PQputCopyData(conn, $0, Int32(buffer.count))
+                        }
+                    } ?? 1
                 }
-            } ?? 1
+                if sent != 1 { throw lostOrFailed(conn) }
+            }
+        } catch {
+            failure = error
         }
-        let ended = sent == 1 ? PQputCopyEnd(conn, nil) : PQputCopyEnd(conn, "the client could not send the data")
-        var failure: Error? = ended == 1 ? nil : lostOrFailed(conn)
+        let ended = PQputCopyEnd(conn, failure == nil ? nil : "the client abandoned the COPY")
+        if ended != 1 && failure == nil { failure = lostOrFailed(conn) }
         var copied = 0
         while let result = PQgetResult(conn) {
             defer { PQclear(result) }
