@@ -17,6 +17,9 @@ struct AppendBenchmark {
         let committer = GroupCommitter(pool: pool, projector: nil, maxBatch: maxBatch)
         let run = EventSample.hex(UInt64.random(in: 0...UInt64(UInt32.max)), width: 8)
         let widths = EventSample.payloadWidths()
+        guard EventSample.payloadMatchesRenderer() else {
+            throw UsageError("the sample payload template does not render what EventSample.payload renders")
+        }
         print("append: \(clients) clients, \(seconds) s, maxBatch \(maxBatch), run \(run); payload bytes \(widths.template) (the core writes \(widths.core))")
 
         // Connect and warm the function's plan before timing.

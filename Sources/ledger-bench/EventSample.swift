@@ -9,9 +9,13 @@ import LedgerPostgres
 enum EventSample {
     /// A signed-webhook body for order `order`; `tag` (hex) makes the txHash unique.
     static func web3Body(order: String, tag: String, status: Int = 2) -> String {
+        web3Body(order: order, orderNo: "P" + tag.prefix(24), txHash: "0x" + txHex(tag), status: status)
+    }
+
+    static func web3Body(order: String, orderNo: String, txHash: String, status: Int = 2) -> String {
         let statusText = status == 2 ? "confirming" : status == 3 ? "paid" : "awaiting"
-        return #"{"merchantOrderNo":"\#(order)","orderNo":"P\#(tag.prefix(24))","status":\#(status),"statusText":"\#(statusText)","#
-            + #""txHash":"0x\#(txHex(tag))","payAddress":"0x8f3a2b1c4d5e6f708192a3b4c5d6e7f809a1b2c3","#
+        return #"{"merchantOrderNo":"\#(order)","orderNo":"\#(orderNo)","status":\#(status),"statusText":"\#(statusText)","#
+            + #""txHash":"\#(txHash)","payAddress":"0x8f3a2b1c4d5e6f708192a3b4c5d6e7f809a1b2c3","#
             + #""payAmountMinimal":"40000000","payAmountDisplay":"40.00","amount":"40.00","tokenSymbol":"USDT","#
             + #""chainKey":"eth","chainId":1,"tokenId":1}"#
     }
@@ -42,16 +46,39 @@ enum EventSample {
     }
 
     /// A new, unique event of order `A-<run>-<thread>-<n/4>` (four events a stream).
+    /// Built from templates rendered once, so the load generator stays cheap
+    /// (pgbench builds its rows on the server); `payloadMatchesRenderer`
+    /// checks the template against `payload(...)`.
     static func newEvent(run: String, thread: Int, n: Int) -> NewEvent {
         let order = "A-\(run)-\(thread)-\(n / 4)"
         let tag = run + hex(UInt64(thread), width: 4) + hex(UInt64(n), width: 12)
         let body = web3Body(order: order, tag: tag)
         let bytes = Array(body.utf8)
         let key = "web3:" + Hex.encode(Crypto.sha256(bytes))
+        let payloadText = payloadTemplate.fill([order, "P" + tag.prefix(24), "0x" + txHex(tag), key])
         return NewEvent(stream: "order-" + order, type: EventType.statusObserved, source: "webhook",
-                        payloadJSON: payload(order: order, tag: tag, key: key, body: body), raw: bytes,
-                        metadataJSON: metadata(requestID: "bench-\(run)-\(thread)-\(n)"),
+                        payloadJSON: payloadText, raw: bytes,
+                        metadataJSON: metadataTemplate.fill(["bench-\(run)-\(thread)-\(n)"]),
                         idempotencyKey: key, observedAt: Timestamp.now())
+    }
+
+    /// The payload's text with its four variable values as slots.
+    static let payloadTemplate = TextTemplate(
+        payload(order: "@0@", tag: "", key: "@3@", body: web3Body(order: "@0@", orderNo: "@1@", txHash: "@2@")),
+        replacing: { text in
+            // `payload` derives the order number and tx hash from the tag; with an empty tag they are fixed strings.
+            text.replacingOccurrences(of: "\"P\"", with: "\"@1@\"").replacingOccurrences(of: "\"0x\(txHex(""))\"", with: "\"@2@\"")
+        }, slots: 4)
+
+    static let metadataTemplate = TextTemplate(metadata(requestID: "@0@"), replacing: { $0 }, slots: 1)
+
+    /// Whether the template renders exactly what `payload(...)` renders.
+    static func payloadMatchesRenderer() -> Bool {
+        let order = "A-00000000-1-0", tag = "0000000000010000000000001"
+        let body = web3Body(order: order, tag: tag)
+        let key = "web3:" + Hex.encode(Crypto.sha256(Array(body.utf8)))
+        return payloadTemplate.fill([order, "P" + tag.prefix(24), "0x" + txHex(tag), key])
+            == payload(order: order, tag: tag, key: key, body: body)
     }
 
     /// (template payload bytes, core payload bytes) for the same body: the
@@ -60,7 +87,7 @@ enum EventSample {
         let event = newEvent(run: "00000000", thread: 1, n: 1)
         let verification = WebhookVerification(keyIndex: 0, keyId: "k1:3f2a9c0e", signedAt: Timestamp.now())
         let core = (try? Web3Webhook.observation(body: event.raw ?? [], verification: verification))
-            .map { JSONSerializer.string(LedgerEvent.observed($0).payload).utf8.count } ?? 0
+            .map { (JSONBText.string(LedgerEvent.observed($0).payload) ?? "").utf8.count } ?? 0
         return (event.payloadJSON.utf8.count, core)
     }
 
@@ -77,5 +104,36 @@ enum EventSample {
     static func hex(_ value: UInt64, width: Int) -> String {
         let digits = String(value, radix: 16)
         return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
+    }
+}
+
+/// Text with numbered slots `@0@`, `@1@`...: split once, filled by concatenation.
+struct TextTemplate: Sendable {
+    private var pieces: [String] = []
+    private var slotOrder: [Int] = []
+
+    init(_ rendered: String, replacing adjust: (String) -> String, slots: Int) {
+        var rest = Substring(adjust(rendered))
+        var piece = ""
+        while !rest.isEmpty {
+            if rest.first == "@", let slot = (0..<slots).first(where: { rest.hasPrefix("@\($0)@") }) {
+                pieces.append(piece)
+                piece = ""
+                slotOrder.append(slot)
+                rest = rest.dropFirst("@\(slot)@".count)
+            } else {
+                piece.append(rest.removeFirst())
+            }
+        }
+        pieces.append(piece)
+    }
+
+    func fill(_ values: [String]) -> String {
+        var out = pieces[0]
+        for (n, slot) in slotOrder.enumerated() {
+            out += values[slot]
+            out += pieces[n + 1]
+        }
+        return out
     }
 }
