@@ -76,7 +76,12 @@ public enum RequestID {
     /// A fresh id: 32 lowercase hex digits, a random per-process prefix and a counter.
     /// Unique, not secret: it costs no system call per request.
     public static func generate() -> String {
-        hex16(processPrefix) + hex16(counter.wrappingAdd(1, ordering: .relaxed).newValue)
+        let count = counter.wrappingAdd(1, ordering: .relaxed).newValue
+        return String(unsafeUninitializedCapacity: 32) { buffer in
+            hex16(processPrefix, into: buffer, at: 0)
+            hex16(count, into: buffer, at: 16)
+            return 32
+        }
     }
 
     private static let processPrefix: UInt64 = {
@@ -89,9 +94,12 @@ public enum RequestID {
         return generator.next() >> 16
     }())
 
-    private static func hex16(_ value: UInt64) -> String {
-        let digits = String(value, radix: 16)
-        return String(repeating: "0", count: 16 - digits.count) + digits
+    private static func hex16(_ value: UInt64, into buffer: UnsafeMutableBufferPointer<UInt8>, at offset: Int) {
+        let digits: StaticString = "0123456789abcdef"
+        for index in 0..<16 {
+            let nibble = Int((value >> UInt64(60 - 4 * index)) & 0xF)
+            buffer[offset + index] = digits.utf8Start[nibble]
+        }
     }
 }
 

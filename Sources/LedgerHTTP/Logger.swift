@@ -45,6 +45,8 @@ public struct Logger: Sendable {
     /// Fields added to every line (component, instance...).
     public var baseFields: [(String, LogValue)]
     private let sink: @Sendable (String) -> Void
+    /// Where warnings and errors go when they must not wait in a buffer (nil: `sink`).
+    private let urgentSink: (@Sendable (String) -> Void)?
 
     /// A logger writing to `sink` (by default standard error, one `write` per line).
     public init(minimumLevel: Level = .info, baseFields: [(String, LogValue)] = [],
@@ -52,6 +54,15 @@ public struct Logger: Sendable {
         self.minimumLevel = minimumLevel
         self.baseFields = baseFields
         self.sink = sink
+        self.urgentSink = nil
+    }
+
+    /// A logger writing through `writer`: routine lines in batches, warnings and errors at once.
+    public init(minimumLevel: Level = .info, baseFields: [(String, LogValue)] = [], writer: BufferedLineWriter) {
+        self.minimumLevel = minimumLevel
+        self.baseFields = baseFields
+        self.sink = { writer.write($0) }
+        self.urgentSink = { writer.writeNow($0) }
     }
 
     /// A logger that drops everything.
@@ -80,6 +91,7 @@ public struct Logger: Sendable {
 
     public func log(_ level: Level, _ message: String, _ fields: [(String, LogValue)] = []) {
         guard level >= minimumLevel else { return }
+        let sink = level >= .warning ? (urgentSink ?? self.sink) : self.sink
         sink(Logger.line(level: level, message: message, fields: baseFields + fields, time: Logger.now()))
     }
 

@@ -111,10 +111,23 @@ public struct Router: Sendable {
         }
     }
 
+    /// The segments after the leading "/", empty ones kept ("/a//b" is "a", "", "b").
     private static func split(_ path: String) -> [Substring] {
-        var trimmed = path[...]
-        if trimmed.first == "/" { trimmed = trimmed.dropFirst() }
-        return trimmed.split(separator: "/", omittingEmptySubsequences: false)
+        let utf8 = path.utf8
+        var start = utf8.startIndex
+        if start < utf8.endIndex, utf8[start] == UInt8(ascii: "/") { start = utf8.index(after: start) }
+        var parts: [Substring] = []
+        parts.reserveCapacity(4)
+        var index = start
+        while index < utf8.endIndex {
+            if utf8[index] == UInt8(ascii: "/") {
+                parts.append(path[start..<index])
+                start = utf8.index(after: index)
+            }
+            index = utf8.index(after: index)
+        }
+        parts.append(path[start..<utf8.endIndex])
+        return parts
     }
 
     private static func fits(_ segments: [Segment], _ parts: [Substring]) -> Bool {
