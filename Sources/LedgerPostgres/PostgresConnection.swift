@@ -35,8 +35,14 @@ public final class PostgresConnection: @unchecked Sendable {
             if let parseError { PQfreemem(parseError) }
             throw PostgresError.invalidConnectionString(message.trimmedLine)
         }
-        let keys = ["dbname", "connect_timeout", "application_name", "keepalives_idle", "keepalives_interval", "keepalives_count"]
-        let values = [conninfo, String(timeout), "ledger", "10", "5", "3"]
+        var keys = ["dbname", "connect_timeout", "application_name", "keepalives_idle", "keepalives_interval", "keepalives_count"]
+        var values = [conninfo, String(timeout), "ledger", "10", "5", "3"]
+        if let statementTimeout, statementTimeout.isFinite, statementTimeout > 0 {
+            // A server that vanishes mid-statement (no ACKs) is given up after the statement
+            // timeout plus a margin, not after the kernel's ~15 minutes of retransmissions.
+            keys.append("tcp_user_timeout")
+            values.append(String(Int((statementTimeout + 5) * 1000)))
+        }
         let pointer: OpaquePointer? = withCStrings(keys) { k in
             withCStrings(values) { v in PQconnectdbParams(k, v, 1) }
         }
