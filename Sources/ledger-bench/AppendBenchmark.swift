@@ -2,14 +2,18 @@ import Foundation
 import LedgerCore
 import LedgerPostgres
 
-/// Issue 2's group-commit benchmark: `clients` threads each append one new
+/// Issue 2's group-commit benchmark: `clients` callers each append one new
 /// event-sized event at a time through ONE GroupCommitter; a call returns
-/// only after its batch committed.
+/// only after its batch committed. Callers are Swift tasks (TaskCallers) by
+/// default, or OS threads blocking on each call (`threads`).
 struct AppendBenchmark {
+    enum Callers: String { case tasks, threads }
+
     var databaseURL: String
     var clients: Int
     var seconds: Double
     var maxBatch: Int
+    var callers: Callers = .tasks
 
     func run() throws -> Report {
         let pool = ConnectionPool(configuration: DatabaseConfiguration(connectionString: databaseURL, poolSize: 2))
@@ -20,7 +24,7 @@ struct AppendBenchmark {
         guard EventSample.payloadMatchesRenderer() else {
             throw UsageError("the sample payload template does not render what EventSample.payload renders")
         }
-        print("append: \(clients) clients, \(seconds) s, maxBatch \(maxBatch), run \(run); payload bytes \(widths.template) (the core writes \(widths.core))")
+        print("append: \(clients) clients (\(callers.rawValue)), \(seconds) s, maxBatch \(maxBatch), run \(run); payload bytes \(widths.template) (the core writes \(widths.core))")
 
         // Connect and warm the function's plan before timing.
         _ = try committer.append([EventSample.newEvent(run: run, thread: 9999, n: 0)])
@@ -28,8 +32,14 @@ struct AppendBenchmark {
         let statsBefore = committer.stats
 
         let began = MonotonicClock.now()
-        let result = LoadRunner.run(LoadPlan(threads: clients, seconds: seconds)) { thread in
-            AppendWorker(committer: committer, run: run, thread: thread)
+        let result: LoadResult
+        switch callers {
+        case .tasks:
+            result = TaskCallers.run(committer: committer, run: run, callers: clients, seconds: seconds)
+        case .threads:
+            result = LoadRunner.run(LoadPlan(threads: clients, seconds: seconds)) { thread in
+                AppendWorker(committer: committer, run: run, thread: thread)
+            }
         }
         let elapsed = MonotonicClock.seconds(MonotonicClock.now() - began)
         committer.shutdown()
@@ -41,6 +51,7 @@ struct AppendBenchmark {
         var report = Report(phase: "append")
         report.add(result)
         report["clients"] = String(clients)
+        report["callers"] = callers.rawValue
         report["max_batch"] = String(maxBatch)
         report["batches"] = String(batches)
         report["avg_batch"] = Report.format(batches > 0 ? Double(appended) / Double(batches) : 0)

@@ -6,7 +6,7 @@ let usage = """
     usage: ledger-bench COMMAND [options]   (build with -c release)
 
       core                               reducer events/s and web3 webhook verify+map µs (issue 3)
-      append   [--database-url URL] [--clients 64] [--seconds 10] [--max-batch 1000]
+      append   [--database-url URL] [--clients 64] [--seconds 10] [--max-batch 1000] [--callers tasks|threads]
                                          group-commit appends through one GroupCommitter (issue 2);
                                          DATABASE_URL is the default database
       append-profile [--database-url URL] [--batch 250] [--repeats 10]
@@ -31,13 +31,17 @@ func runCommand(_ arguments: [String]) throws {
         _ = try Options(rest, allowed: [])
         CoreBenchmark.run().print()
     case "append":
-        let o = try Options(rest, allowed: ["database-url", "clients", "seconds", "max-batch"])
+        let o = try Options(rest, allowed: ["database-url", "clients", "seconds", "max-batch", "callers"])
         guard let url = o.string("database-url") ?? ProcessInfo.processInfo.environment["DATABASE_URL"] else {
             throw UsageError("give --database-url or DATABASE_URL")
         }
-        let benchmark = AppendBenchmark(databaseURL: url, clients: try o.int("clients", default: 64, range: 1...4096),
+        var benchmark = AppendBenchmark(databaseURL: url, clients: try o.int("clients", default: 64, range: 1...4096),
                                         seconds: try o.seconds("seconds", default: 10),
                                         maxBatch: try o.int("max-batch", default: 1000, range: 1...100_000))
+        if let callers = o.string("callers") {
+            guard let kind = AppendBenchmark.Callers(rawValue: callers) else { throw UsageError("--callers is tasks or threads") }
+            benchmark.callers = kind
+        }
         try benchmark.run().print()
     case "append-profile":
         let o = try Options(rest, allowed: ["database-url", "batch", "repeats"])
