@@ -83,7 +83,7 @@ struct APIHandler: Sendable {
         case "order_events":
             return json(200, try queries.timeline(try orderNo(), includeRaw: !masked), masked: masked)
         case "list_orders":
-            return json(200, try queries.list(try OrderFilterParser.parse(request)), masked: masked)
+            return .json(200, try queries.list(try OrderFilterParser.parse(request), masked: masked))
         case "observe_order":
             return write(try ingestion.observe(try orderNo(), request, principal: principal!, now: now), order: try orderNo(), masked: masked)
         case "order_client_event":

@@ -120,12 +120,17 @@ struct OrderQueries: Sendable {
         return .object([("merchantOrderNo", .string(no.value)), ("events", .array(items))])
     }
 
-    /// Newest update first, keyset-paginated.
-    func list(_ f: OrderFilter) throws -> JSONValue {
+    /// Newest update first, keyset-paginated: `{orders: [...], nextCursor}` as response bytes.
+    /// Each order is its stored document (see `OrderReadModel.document`), or, for a row
+    /// without a current one, the same rendering derived from its state.
+    func list(_ f: OrderFilter, masked: Bool) throws -> [UInt8] {
         func time(_ t: Timestamp?) -> SQLValue { t.map { .text(String($0.microseconds)) } ?? .null }
+        let document = masked ? "coalesce(document_masked, document)" : "document"
         let result = try pool.withConnection { c in
             try c.query("""
-                SELECT state::text AS state, ledger.micros(updated_at) AS updated_us, merchant_order_no
+                SELECT CASE WHEN document_version = $11::smallint THEN \(document) END AS document,
+                       CASE WHEN document_version = $11::smallint THEN NULL ELSE state::text END AS state,
+                       ledger.micros(updated_at) AS updated_us, merchant_order_no
                   FROM ledger.orders
                  WHERE ($1::smallint IS NULL OR status = $1)
                    AND ($2::boolean IS NULL OR paid = $2)
@@ -142,9 +147,12 @@ struct OrderQueries: Sendable {
                       f.attention.map { .bool($0) } ?? .null, .optional(f.provider),
                       time(f.updatedFrom), time(f.updatedTo), .optional(f.q),
                       f.cursor.map { .int($0.updatedAt) } ?? .null, .optional(f.cursor?.merchantOrderNo),
-                      .int(Int64(f.limit + 1))])
+                      .int(Int64(f.limit + 1)), .int(Int64(OrderDocuments.version))])
         }
-        var orders: [JSONValue] = []
+        // The same bytes JSONSerializer writes for {"orders":[...],"nextCursor":...}: the
+        // documents are its output, and masking the whole equals masking each order (the
+        // keys and the cursor, base64url, hold no "@" or "%40").
+        var body = Array(#"{"orders":["#.utf8)
         var next: JSONValue = .null
         for r in 0..<result.count {
             if r == f.limit {
@@ -153,9 +161,18 @@ struct OrderQueries: Sendable {
                                            merchantOrderNo: try result.string(last, "merchant_order_no")).encoded)
                 break
             }
-            orders.append(try OrderState(storage: JSONValue.parse(try result.string(r, "state"))).toJSON())
+            if r > 0 { body.append(UInt8(ascii: ",")) }
+            if let stored = try result.value(r, "document") {
+                body.append(contentsOf: stored.utf8)
+            } else {
+                let state = try OrderState(storage: JSONValue.parse(try result.string(r, "state")))
+                body.append(contentsOf: OrderDocuments(state).body(masked: masked))
+            }
         }
-        return .object([("orders", .array(orders)), ("nextCursor", next)])
+        body.append(contentsOf: #"],"nextCursor":"#.utf8)
+        JSONSerializer.write(next, to: &body)
+        body.append(UInt8(ascii: "}"))
+        return body
     }
 
     func head() throws -> JSONValue {
