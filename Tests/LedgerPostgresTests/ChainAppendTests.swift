@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import LedgerCore
 import LedgerPostgres
 import LedgerTestSupport
@@ -120,6 +123,21 @@ struct ChainAppendTests {
             return
         }
         #expect(events > 100)
+    }
+
+    @Test("event ids are UUID version 7: later ids sort later, and PostgreSQL stores them as written")
+    func timeOrderedIDs() throws {
+        let c = try TestDatabase.create("uuid7").connect()
+        var ids: [String] = []
+        for n in 0..<3 {
+            let outcomes = try c.transaction { try EventStore().append([sampleEvent(key: "u\(n)", stream: "order-U")], on: $0) }
+            ids.append(try #require(outcomes.first?.receipt?.eventID))
+            usleep(3_000)   // a new millisecond
+        }
+        #expect(ids.allSatisfy { Array($0.utf8)[14] == UInt8(ascii: "7") })
+        #expect(ids == ids.sorted())
+        let stored = try c.query("SELECT event_id::text AS id FROM ledger.events ORDER BY position")
+        #expect(try (0..<stored.count).map { try stored.string($0, "id") } == ids)
     }
 
     @Test("an item the writer cannot render takes the SQL path, which names the error and appends nothing")
