@@ -18,17 +18,26 @@ struct ChainAppend {
         var payloadText: [UInt8]
     }
 
-    static func append(_ items: [PreparedEvent], on connection: PostgresConnection) throws -> [AppendOutcome] {
+    static func append(_ items: [PreparedEvent], on connection: PostgresConnection,
+                       cache: StreamVersionCache? = nil) throws -> [AppendOutcome] {
         var keys = [String]()
-        var streams = [String]()
+        var probed = [String]()        // streams whose version must be asked for
+        var cached: [String: Int] = [:] // streams whose version the writer knows, if the head agrees
         var seenKeys = Set<String>()
         var seenStreams = Set<String>()
         for item in items {
             if seenKeys.insert(item.event.idempotencyKey).inserted { keys.append(item.event.idempotencyKey) }
-            if seenStreams.insert(item.event.stream).inserted { streams.append(item.event.stream) }
+            if seenStreams.insert(item.event.stream).inserted {
+                if let known = cache?.version(of: item.event.stream) { cached[item.event.stream] = known } else { probed.append(item.event.stream) }
+            }
         }
-        let answer = try connection.query("SELECT * FROM ledger.append_prepare($1::text[], $2::text[])",
-                                          [.text(arrayLiteral(keys)), .text(arrayLiteral(streams))])
+        let cachedHead = cache?.committedHead
+        let answer = cache == nil
+            ? try connection.query("SELECT * FROM ledger.append_prepare($1::text[], $2::text[])",
+                                   [.text(arrayLiteral(keys)), .text(arrayLiteral(probed))])
+            : try connection.query("SELECT * FROM ledger.append_prepare($1::text[], $2::text[], $3::text[], $4)",
+                                   [.text(arrayLiteral(keys)), .text(arrayLiteral(probed)),
+                                    .text(arrayLiteral(Array(cached.keys))), .int(cachedHead ?? -1)])
         var headPosition: Int64 = 0
         var headHash = ChainHash.genesis
         var recordedMicros: Int64?
@@ -42,6 +51,8 @@ struct ChainAppend {
                     headPosition = try answer.int64(row, "position")
                     headHash = try answer.bytes(row, "hash") ?? []
                 }
+                // The head is where the writer's last commit left it: what it knows is exact.
+                if let cachedHead, cachedHead == headPosition { versions.merge(cached) { probed, _ in probed } }
             case "stored":
                 let receipt = EventReceipt(
                     position: try answer.int64(row, "position"), eventID: try answer.string(row, "event_id"),
@@ -54,6 +65,9 @@ struct ChainAppend {
             default:
                 versions[try answer.string(row, "stream")] = Int(try answer.int64(row, "stream_version"))
             }
+        }
+        guard seenStreams.allSatisfy({ versions[$0] != nil }) else {
+            throw PostgresError.unexpectedResult("ledger.append_prepare did not answer every stream's version")
         }
         guard let recordedMicros, headHash.count == 32 else {
             throw PostgresError.unexpectedResult("ledger.append_prepare did not answer the chain head")
@@ -159,6 +173,7 @@ struct ChainAppend {
             case .versionConflict(let current): outcomes.append(.versionConflict(currentVersion: current))
             }
         }
+        cache?.pending = (head: position, versions: versions)
         if !duplicates.isEmpty {
             let totals = try countRedeliveries(duplicates.map(\.position), at: recordedMicros, on: connection)
             for (index, position) in duplicates {
@@ -202,17 +217,24 @@ struct ChainAppend {
 
     /// A text[] literal: every element quoted, `"` and `\` escaped.
     static func arrayLiteral(_ values: [String]) -> String {
-        var out = "{"
+        var out = [UInt8]()
+        out.reserveCapacity(values.reduce(2) { $0 + $1.utf8.count + 3 })
+        out.append(UInt8(ascii: "{"))
         for (n, v) in values.enumerated() {
-            if n > 0 { out += "," }
-            out += "\""
-            for ch in v.unicodeScalars {
-                if ch == "\"" || ch == "\\" { out += "\\" }
-                out.unicodeScalars.append(ch)
+            if n > 0 { out.append(UInt8(ascii: ",")) }
+            out.append(UInt8(ascii: "\""))
+            if v.utf8.contains(where: { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+                for c in v.utf8 {
+                    if c == UInt8(ascii: "\"") || c == UInt8(ascii: "\\") { out.append(UInt8(ascii: "\\")) }
+                    out.append(c)
+                }
+            } else {
+                out.append(contentsOf: v.utf8)
             }
-            out += "\""
+            out.append(UInt8(ascii: "\""))
         }
-        return out + "}"
+        out.append(UInt8(ascii: "}"))
+        return String(decoding: out, as: UTF8.self)
     }
 }
 

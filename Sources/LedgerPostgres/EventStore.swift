@@ -15,11 +15,16 @@ public struct EventStore: Sendable {
     /// threads, off the single writer's path). The writer builds the hash chain
     /// and sends the rows with COPY (ChainAppend); a batch with an item it
     /// cannot render goes through ledger.append_events, which names the error.
-    public func append(prepared items: [PreparedEvent], on connection: PostgresConnection) throws -> [AppendOutcome] {
+    ///
+    /// `cache`: the single writer's knowledge of stream versions as of its last
+    /// commit (the caller commits or invalidates it after the transaction).
+    public func append(prepared items: [PreparedEvent], on connection: PostgresConnection,
+                       cache: StreamVersionCache? = nil) throws -> [AppendOutcome] {
         if items.isEmpty { return [] }
         if items.allSatisfy({ $0.chain != nil }) {
-            return try ChainAppend.append(items, on: connection)
+            return try ChainAppend.append(items, on: connection, cache: cache)
         }
+        cache?.invalidate()
         return try append(encoded: items.map { Self.itemJSON($0.event) }, on: connection)
     }
 

@@ -34,6 +34,8 @@ public final class GroupCommitter: @unchecked Sendable {
 
     private let pool: ConnectionPool
     private let store = EventStore()
+    /// Stream versions as of the writer's last commit (writer thread only).
+    private let streamVersions = StreamVersionCache()
     private let projector: BatchProjector?
     private let maxBatch: Int
     private let condition = NSCondition()
@@ -188,15 +190,20 @@ public final class GroupCommitter: @unchecked Sendable {
     /// Appends and projects `batch` in one transaction, committed or rolled back.
     private func attempt(_ batch: [Request]) -> Result<[AppendOutcome], Error> {
         let events = batch.flatMap(\.events)
-        return Result {
-            try pool.transaction { connection in
-                let outcomes = try store.append(prepared: batch.flatMap(\.prepared), on: connection)
+        do {
+            let outcomes = try pool.transaction { connection in
+                let outcomes = try store.append(prepared: batch.flatMap(\.prepared), on: connection, cache: streamVersions)
                 if let projector {
                     let attachments = batch.flatMap(\.attachments)
                     try projector.project(events.indices.map { (events[$0], attachments[$0], outcomes[$0]) }, on: connection)
                 }
                 return outcomes
             }
+            streamVersions.commit()
+            return .success(outcomes)
+        } catch {
+            streamVersions.invalidate()   // rolled back, or its outcome unknown
+            return .failure(error)
         }
     }
 }

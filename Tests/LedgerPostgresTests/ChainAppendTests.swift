@@ -70,8 +70,10 @@ struct ChainAppendTests {
         let chain = try TestDatabase.create("chainpath").connect()
         let sql = try TestDatabase.create("sqlpath").connect()
         let store = EventStore()
+        let cache = StreamVersionCache()   // as the GroupCommitter's writer keeps it
         for batch in Self.script(seed: 7, batches: 200) {
-            let viaChain = try chain.transaction { try store.append(prepared: batch.map(PreparedEvent.init), on: $0) }
+            let viaChain = try chain.transaction { try store.append(prepared: batch.map(PreparedEvent.init), on: $0, cache: cache) }
+            cache.commit()
             let viaSQL = try sql.transaction { try store.append(encoded: batch.map(EventStore.itemJSON), on: $0) }
             #expect(viaChain.map(Self.shape) == viaSQL.map(Self.shape))
         }
@@ -140,6 +142,34 @@ struct ChainAppendTests {
         #expect(try (0..<stored.count).map { try stored.string($0, "id") } == ids)
     }
 
+    @Test("the writer's remembered stream versions are not trusted after another writer appended, or after a failed batch")
+    func streamVersionCache() throws {
+        let db = try TestDatabase.create("streamcache")
+        let pool = db.pool(size: 4)
+        defer { pool.close() }
+        let committer = GroupCommitter(pool: pool, projector: FailOnceProjector())
+        defer { committer.shutdown() }
+        let other = try db.connect()
+        func version(_ outcomes: [AppendOutcome]) -> Int? { outcomes.first?.receipt?.streamVersion }
+
+        #expect(version(try committer.append([sampleEvent(key: "c1", stream: "order-C")])) == 1)
+        #expect(version(try committer.append([sampleEvent(key: "c2", stream: "order-C")])) == 2)
+        // Another writer appends to the same stream behind the committer's back.
+        _ = try other.transaction { try EventStore().append([sampleEvent(key: "o1", stream: "order-C")], on: $0) }
+        #expect(version(try committer.append([sampleEvent(key: "c3", stream: "order-C")])) == 4)
+        // A batch that fails (its projection throws) leaves nothing behind, nor in what the writer knows.
+        #expect(throws: (any Error).self) { try committer.append([sampleEvent(key: "fail", stream: "order-C")]) }
+        #expect(version(try committer.append([sampleEvent(key: "c4", stream: "order-C")])) == 5)
+        // Expected versions are checked against the same knowledge.
+        let stale = try committer.append([sampleEvent(key: "c5", stream: "order-C", expectedVersion: 4)])
+        #expect(stale == [.versionConflict(currentVersion: 5)])
+        guard case .intact(let events, _) = try ChainVerifier().verify(on: other) else {
+            Issue.record("the chain does not verify")
+            return
+        }
+        #expect(events == 5)
+    }
+
     @Test("an item the writer cannot render takes the SQL path, which names the error and appends nothing")
     func unrenderablePayload() throws {
         let c = try TestDatabase.create("chainbad").connect()
@@ -149,5 +179,14 @@ struct ChainAppendTests {
             try c.transaction { try EventStore().append([sampleEvent(key: "fine"), bad], on: $0) }
         }
         #expect(try count("SELECT count(*) AS n FROM ledger.events", on: c) == 0)
+    }
+}
+
+/// Fails the projection of the batch carrying the key "fail", once.
+struct FailOnceProjector: BatchProjector {
+    struct Refused: Error {}
+    func project(_ appended: [(event: NewEvent, attachment: (any Sendable)?, outcome: AppendOutcome)],
+                 on connection: PostgresConnection) throws {
+        if appended.contains(where: { $0.event.idempotencyKey == "fail" }) { throw Refused() }
     }
 }
