@@ -62,13 +62,6 @@ struct OrderQueries: Sendable {
         return found
     }
 
-    func order(_ no: MerchantOrderNo) throws -> JSONValue {
-        guard let json = try pool.withConnection({ try orders.json(no, on: $0) }) else {
-            throw ServiceError.notFound("no order \(no.value)")
-        }
-        return json
-    }
-
     /// The state as the ledger knew it at `asOf` (events recorded at or before it).
     func order(_ no: MerchantOrderNo, asOf: Timestamp) throws -> JSONValue {
         let events = try history(no)
