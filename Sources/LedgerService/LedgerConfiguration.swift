@@ -13,6 +13,10 @@ public struct LedgerConfiguration: Sendable {
     public var banxaAPISecrets: [String]
     public var signatureToleranceSeconds: Int64
     public var maxBodyBytes: Int
+    /// How large ledger.quarantine may grow (table, indexes and TOAST) before
+    /// further rejected deliveries are only counted, not kept.
+    public var quarantineMaxBytes: Int64 = Self.defaultQuarantineMaxBytes
+    public static let defaultQuarantineMaxBytes: Int64 = 1 << 30
 
     public var database: DatabaseConfiguration { DatabaseConfiguration(connectionString: databaseURL) }
 
@@ -28,7 +32,9 @@ public struct LedgerConfiguration: Sendable {
         }
         let tolerance = try integer(env, "LEDGER_SIGNATURE_TOLERANCE", default: 300, range: 1...86_400)
         let maxBody = try integer(env, "LEDGER_MAX_BODY", default: 1_048_576, range: 1...(64 << 20))
-        return LedgerConfiguration(
+        let quarantineMax = try integer(env, "LEDGER_QUARANTINE_MAX_BYTES", default: Int(defaultQuarantineMaxBytes),
+                                        range: 0...(1 << 44))
+        var configuration = LedgerConfiguration(
             databaseURL: url,
             listenHost: String(listen[..<colon]),
             listenPort: port,
@@ -38,6 +44,8 @@ public struct LedgerConfiguration: Sendable {
             banxaAPISecrets: list(env["LEDGER_BANXA_API_SECRETS"]),
             signatureToleranceSeconds: Int64(tolerance),
             maxBodyBytes: maxBody)
+        configuration.quarantineMaxBytes = Int64(quarantineMax)
+        return configuration
     }
 
     private static func list(_ value: String?) -> [String] {

@@ -9,11 +9,14 @@ import Synchronization
 struct ServiceMetrics: Sendable {
     let registry: MetricsRegistry
     let rejectedDeliveries: Counter
+    let quarantineFull: Counter
 
     init(registry: MetricsRegistry, committer: GroupCommitter, pool: ConnectionPool) {
         self.registry = registry
         rejectedDeliveries = registry.counter("ledger_rejected_deliveries_total",
                                               help: "Webhook deliveries refused and quarantined, by reason", labels: ["reason"])
+        quarantineFull = registry.counter("ledger_quarantine_full_total",
+                                          help: "Rejected deliveries counted but not kept: the quarantine had reached LEDGER_QUARANTINE_MAX_BYTES")
         let appended = registry.counter("ledger_events_appended_total", help: "Events appended to ledger.events")
         let duplicates = registry.counter("ledger_event_duplicates_total", help: "Appends answered as duplicates (redeliveries)")
         let batches = registry.counter("ledger_group_commit_batches_total", help: "Group-commit transactions committed")

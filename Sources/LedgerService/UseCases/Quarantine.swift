@@ -1,3 +1,4 @@
+import Foundation
 import LedgerCore
 import LedgerHTTP
 import LedgerPostgres
@@ -5,10 +6,15 @@ import LedgerPostgres
 /// Rejected deliveries (bad, missing or stale signatures): kept byte for
 /// byte in ledger.quarantine with secrets redacted from the headers, counted
 /// in `ledger_rejected_deliveries_total{reason}`, never written as events.
+///
+/// A flood of forged deliveries must not fill the disk: once the table has
+/// grown past `budget.maxBytes`, rejections are still counted (and answered
+/// 401) but no longer kept, and `ledger_quarantine_full_total` counts them.
 struct Quarantine: Sendable {
     let pool: ConnectionPool
     let rejected: Counter
     let logger: Logger
+    let budget: QuarantineBudget
 
     /// Headers whose values may be credentials or signatures, by name or by a part of it.
     static let secretHeaders: Set<String> = ["authorization", "proxy-authorization", "cookie", "set-cookie"]
@@ -28,6 +34,14 @@ struct Quarantine: Sendable {
         rejected.increment(rejection.reason)
         do {
             _ = try pool.withConnection { c in
+                guard try budget.allows(on: c) else {
+                    budget.dropped.increment()
+                    if budget.shouldWarn() {
+                        logger.warning("the quarantine is full: rejected deliveries are counted but not kept",
+                                       [("maxBytes", .int(Int(budget.maxBytes)))])
+                    }
+                    return
+                }
                 try c.query("""
                     INSERT INTO ledger.quarantine (provider, path, remote_address, reason, detail, request_id, headers, raw)
                     VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8)
@@ -39,6 +53,51 @@ struct Quarantine: Sendable {
             // The 401 stands either way; losing the quarantine copy is logged, not fatal.
             logger.error("could not quarantine a rejected delivery", [("requestId", .string(request.requestID)),
                                                                       ("reason", .string("\(error)"))])
+        }
+    }
+}
+
+/// How much room the quarantine has left: the table's size, asked of
+/// PostgreSQL at most every few seconds (a flood does not cost a size query
+/// a delivery), against the configured maximum.
+final class QuarantineBudget: @unchecked Sendable {
+    // @unchecked: the mutable fields are guarded by `lock`.
+    let maxBytes: Int64
+    let dropped: Counter
+    private let lock = NSLock()
+    private var measuredBytes: Int64 = 0
+    private var measuredAt: ContinuousClock.Instant?
+    private var warnedAt: ContinuousClock.Instant?
+    private let recheck: Duration
+
+    init(maxBytes: Int64, dropped: Counter, recheck: Duration = .seconds(5)) {
+        self.maxBytes = maxBytes
+        self.dropped = dropped
+        self.recheck = recheck
+    }
+
+    func allows(on c: PostgresConnection) throws -> Bool {
+        let now = ContinuousClock.now
+        let cached: Int64? = lock.withLock {
+            guard let measuredAt, now - measuredAt < recheck else { return nil }
+            return measuredBytes
+        }
+        if let cached { return cached < maxBytes }
+        let size = try c.query("SELECT pg_total_relation_size('ledger.quarantine') AS bytes").int64(0, "bytes")
+        lock.withLock {
+            measuredBytes = size
+            measuredAt = now
+        }
+        return size < maxBytes
+    }
+
+    /// At most one warning a minute.
+    func shouldWarn() -> Bool {
+        let now = ContinuousClock.now
+        return lock.withLock {
+            if let warnedAt, now - warnedAt < .seconds(60) { return false }
+            warnedAt = now
+            return true
         }
     }
 }
