@@ -13,6 +13,11 @@ public final class PostgresConnection: @unchecked Sendable {
 
     private let connectTimeoutSeconds: Int
     private let statementTimeoutSeconds: Double?
+    /// With a statement timeout, the client also stops waiting a little after it (see `awaitResult`).
+    private var answerTimeoutSeconds: Double? {
+        statementTimeoutSeconds.flatMap { $0.isFinite && $0 > 0 ? $0 + 2 : nil }
+    }
+    private var answerTimedOut = false
 
     /// Connects now; throws `.invalidConnectionString` or `.connectionFailed`.
     /// `statementTimeoutSeconds` makes the server cancel any statement that runs longer.
@@ -129,16 +134,26 @@ public final class PostgresConnection: @unchecked Sendable {
         if !inTransaction { try reconnectIfNeeded() }
         guard let conn else { throw PostgresError.connectionLost("no connection") }
         let result: OpaquePointer
-        if prepared {
-            do {
-                result = try executePrepared(conn, sql, parameters)
-            } catch PostgresError.server(let state, _, _) where state == "26000" && !inTransaction {
-                // The session lost the statement (DISCARD ALL, a pooler in between): prepare again.
-                statements.removeAll()
-                result = try executePrepared(conn, sql, parameters)
+        answerTimedOut = false
+        do {
+            if prepared {
+                do {
+                    result = try executePrepared(conn, sql, parameters)
+                } catch PostgresError.server(let state, _, _) where state == "26000" && !inTransaction {
+                    // The session lost the statement (DISCARD ALL, a pooler in between): prepare again.
+                    statements.removeAll()
+                    result = try executePrepared(conn, sql, parameters)
+                }
+            } else {
+                result = try execute(conn, sql, parameters)
             }
-        } else {
-            result = try execute(conn, sql, parameters)
+        } catch where answerTimedOut {
+            // The session is in an unknown state (a statement may still run): drop it.
+            answerTimedOut = false
+            close()
+            inTransaction = false
+            throw PostgresError.connectionLost(
+                "PostgreSQL did not answer within \(answerTimeoutSeconds ?? 0) s; the connection was dropped")
         }
         defer { PQclear(result) }
         return try body(result)
@@ -162,7 +177,11 @@ public final class PostgresConnection: @unchecked Sendable {
             statements[sql] = statement
         }
         return try send(conn, parameters) { count, values, lengths, formats in
-            PQexecPrepared(conn, statement.name, count, values, lengths, formats, 0)
+            guard let deadline = answerDeadline() else {
+                return PQexecPrepared(conn, statement.name, count, values, lengths, formats, 0)
+            }
+            guard PQsendQueryPrepared(conn, statement.name, count, values, lengths, formats, 0) == 1 else { return nil }
+            return awaitResult(conn, until: deadline)
         }
     }
 
@@ -296,8 +315,50 @@ public final class PostgresConnection: @unchecked Sendable {
     private func execute(_ conn: OpaquePointer, _ sql: String, _ parameters: [SQLValue]) throws -> OpaquePointer {
         let types = parameters.map(Self.type)
         return try send(conn, parameters) { count, values, lengths, formats in
-            PQexecParams(conn, sql, count, types, values, lengths, formats, 0)
+            guard let deadline = answerDeadline() else {
+                return PQexecParams(conn, sql, count, types, values, lengths, formats, 0)
+            }
+            guard PQsendQueryParams(conn, sql, count, types, values, lengths, formats, 0) == 1 else { return nil }
+            return awaitResult(conn, until: deadline)
         }
+    }
+
+    /// When a statement must have been answered, if this connection bounds the wait.
+    private func answerDeadline() -> ContinuousClock.Instant? {
+        answerTimeoutSeconds.map { ContinuousClock.now + .milliseconds(Int($0 * 1000)) }
+    }
+
+    /// Waits for the whole answer to a statement sent with `PQsend*`, like `PQexec*` does,
+    /// but gives up at `deadline`: the server-side statement timeout cannot fire in a server
+    /// that is stopped or stuck. Returns nil (and marks `answerTimedOut`) when it gave up.
+    private func awaitResult(_ conn: OpaquePointer, until deadline: ContinuousClock.Instant) -> OpaquePointer? {
+        var kept: OpaquePointer?
+        while true {
+            while PQisBusy(conn) == 1 {
+                let left = deadline - ContinuousClock.now
+                let milliseconds = left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000
+                if milliseconds <= 0 {
+                    if let kept { PQclear(kept) }
+                    answerTimedOut = true
+                    return nil
+                }
+                var descriptor = pollfd(fd: PQsocket(conn), events: Int16(POLLIN), revents: 0)
+                let ready = poll(&descriptor, 1, Int32(min(milliseconds, 60_000)))
+                if ready < 0 && errno != EINTR { break }
+                if ready > 0 && PQconsumeInput(conn) == 0 { break }
+            }
+            guard let next = PQgetResult(conn) else { break }
+            // As PQexec does: the last result, unless an earlier one was an error.
+            if let previous = kept {
+                if PQresultStatus(previous) == PGRES_FATAL_ERROR {
+                    PQclear(next)
+                    continue
+                }
+                PQclear(previous)
+            }
+            kept = next
+        }
+        return kept
     }
 
     /// Lays the parameters out as libpq wants them, runs `call`, and checks the result's status.

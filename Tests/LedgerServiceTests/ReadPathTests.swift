@@ -180,6 +180,31 @@ struct PreparedStatementTests {
         #expect(try c.firstRow("SELECT NULL::text, ''::text") == [nil, []])
     }
 
+    @Test("with a statement timeout, a server that stops answering is given up on the client side too")
+    func frozenServerIsGivenUp() throws {
+        let db = try TestDatabase.create("frozen")
+        defer { LedgerFixture.drop(db) }
+        let pool = ConnectionPool(configuration: DatabaseConfiguration(connectionString: db.url, poolSize: 1,
+                                                                       statementTimeoutSeconds: 0.5))
+        defer { pool.close() }
+        let sql = "SELECT pg_backend_pid() AS pid"
+        let pid = try pool.withConnection { try $0.query(sql, [], prepared: true).int64(0, "pid") }
+        // A stopped backend neither answers nor lets its statement timeout fire.
+        guard kill(pid_t(pid), SIGSTOP) == 0 else {
+            Issue.record("cannot stop backend \(pid) (the tests run as a user who may not signal it)")
+            return
+        }
+        defer { kill(pid_t(pid), SIGCONT) }
+        let started = Date()
+        #expect(throws: PostgresError.self) { try pool.withConnection { try $0.query(sql, [], prepared: true) } }
+        let waited = Date().timeIntervalSince(started)
+        #expect(waited >= 2 && waited < 5, "gave up after \(waited) s")
+        kill(pid_t(pid), SIGCONT)
+        // The pool dropped that session; the next read gets a new one.
+        let next = try pool.withConnection { try $0.query(sql, [], prepared: true).int64(0, "pid") }
+        #expect(next != pid)
+    }
+
     @Test("a pool with a statement timeout cancels a statement that runs longer")
     func statementTimeout() throws {
         let db = try TestDatabase.create("stmt_timeout")
