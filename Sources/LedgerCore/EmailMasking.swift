@@ -12,11 +12,27 @@ public enum EmailMasking {
         }
     }
 
+    /// Whether `text` has an "@" or a "%40" at all: one pass over its bytes, no
+    /// copy (most strings of a read model have neither).
+    public static func mayHoldAddress(_ text: String) -> Bool {
+        var percentSeen = 0   // how much of "%40" the bytes just seen spell
+        for c in text.utf8 {
+            if c == UInt8(ascii: "@") { return true }
+            switch (percentSeen, c) {
+            case (_, UInt8(ascii: "%")): percentSeen = 1
+            case (1, UInt8(ascii: "4")): percentSeen = 2
+            case (2, UInt8(ascii: "0")): return true
+            default: percentSeen = 0
+            }
+        }
+        return false
+    }
+
     /// Masks every e-mail address inside `text`, keeping the first character of
     /// the local part and the whole domain (support staff can still tell providers apart).
     public static func mask(_ text: String) -> String {
+        guard mayHoldAddress(text) else { return text }
         let b = Array(text.utf8)
-        guard b.contains(UInt8(ascii: "@")) || text.contains("%40") else { return text }
         var out = [UInt8]()
         out.reserveCapacity(b.count)
         var i = 0

@@ -167,4 +167,17 @@ struct EmailMaskingTests {
         let keyed: JSONValue = .object([("john@example.com", .string("x"))])
         #expect(EmailMasking.mask(keyed) == .object([("j***@example.com", .string("x"))]))
     }
+
+    @Test("the quick check finds an @ or a %40 exactly when the text has one (10,000 seeded strings)")
+    func quickCheck() {
+        var rng = SplitMix64(seed: 40)
+        let pieces = ["%", "4", "0", "@", "%4", "%40", "a", "é", "%%", "40", " "]
+        for _ in 0..<10_000 {
+            let text = (0..<Int.random(in: 0...8, using: &rng)).map { _ in pieces.randomElement(using: &rng)! }.joined()
+            let bytes = Array(text.utf8)
+            let has = bytes.contains(UInt8(ascii: "@"))
+                || (bytes.count >= 3 && (0...(bytes.count - 3)).contains { bytes[$0] == 37 && bytes[$0 + 1] == 52 && bytes[$0 + 2] == 48 })
+            #expect(EmailMasking.mayHoldAddress(text) == has, "\(text)")
+        }
+    }
 }

@@ -107,6 +107,19 @@ struct CLITests {
         #expect(try c.query("SELECT status FROM ledger.orders WHERE merchant_order_no = 'V-1'").string(0, "status") == "3")
     }
 
+    @Test("verify finds a stored response document that differs from the replayed state, and rebuild repairs it")
+    func verifyDocuments() throws {
+        try TestWrites(pool: db.pool(size: 1)).registerAndPay("D-1")
+        let run = CLIRun()
+        #expect(run(["verify"], env: env) == 0)
+        let c = try db.connect()
+        try c.query("UPDATE ledger.orders SET document = replace(document, '\"paid\":true', '\"paid\":false') WHERE merchant_order_no = 'D-1'")
+        #expect(run(["verify"], env: env) == 1)
+        #expect(run.errorLines.contains { $0.contains("D-1") && $0.contains("response document") })
+        #expect(run(["rebuild"], env: env) == 0)
+        #expect(run(["verify"], env: env) == 0)
+    }
+
     @Test("verify exits 1 naming the position of a tampered event")
     func verifyTamper() throws {
         try TestWrites(pool: db.pool(size: 1)).registerAndPay("T-1")

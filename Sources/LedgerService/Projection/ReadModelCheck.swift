@@ -52,11 +52,28 @@ struct ReadModelCheck {
                     found.append("order \(text): the read model differs from a replay of its events (status \(stored.status.rawValue) stored, \(replayed.status.rawValue) replayed)")
                 } else if storedPaid != replayedPaid {
                     found.append("order \(text): paid_recorded_at differs from a replay of its events")
+                } else {
+                    found += try documentDifferences(no, replayed, model: model, on: c)
                 }
             }
         }
         for no in states.keys.sorted() where !seen.contains(no) {
             found.append("order \(no): has events but no row in ledger.orders")
+        }
+        return found
+    }
+
+    /// The stored response documents (what GET answers) against those rendered
+    /// from the replayed state. A document of another rendering version is not
+    /// served (it is derived from the state), so it is no difference.
+    private func documentDifferences(_ no: MerchantOrderNo, _ replayed: OrderState, model: OrderReadModel,
+                                     on c: PostgresConnection) throws -> [String] {
+        let expected = OrderDocuments(replayed)
+        var found: [String] = []
+        for masked in [false, true] {
+            if case .body(let body) = try model.document(no, masked: masked, on: c), body != expected.body(masked: masked) {
+                found.append("order \(no.value): the stored \(masked ? "masked " : "")response document differs from one rendered from a replay of its events")
+            }
         }
         return found
     }
