@@ -33,7 +33,7 @@ public final class LedgerApplication: Sendable {
         let readPool = ConnectionPool(configuration: readDatabase)
         let committer = GroupCommitter(pool: pool, projector: OrderProjection())
         let registry = MetricsRegistry()
-        let metrics = ServiceMetrics(registry: registry, committer: committer, pool: pool)
+        let metrics = ServiceMetrics(registry: registry, committer: committer, pool: pool, readPool: readPool)
         let router = Routes.router
         let handler = APIHandler(
             router: router,

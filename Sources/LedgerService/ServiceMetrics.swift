@@ -11,7 +11,9 @@ struct ServiceMetrics: Sendable {
     let rejectedDeliveries: Counter
     let quarantineFull: Counter
 
-    init(registry: MetricsRegistry, committer: GroupCommitter, pool: ConnectionPool) {
+    /// - Parameters:
+    ///   - pool: the pool of writes and most work; `readPool`: the one inline reads use, if separate.
+    init(registry: MetricsRegistry, committer: GroupCommitter, pool: ConnectionPool, readPool: ConnectionPool? = nil) {
         self.registry = registry
         rejectedDeliveries = registry.counter("ledger_rejected_deliveries_total",
                                               help: "Webhook deliveries refused and quarantined, by reason", labels: ["reason"])
@@ -22,6 +24,9 @@ struct ServiceMetrics: Sendable {
         let batches = registry.counter("ledger_group_commit_batches_total", help: "Group-commit transactions committed")
         let failed = registry.counter("ledger_group_commit_failures_total", help: "Group-commit transactions that failed")
         let poolGauge = registry.gauge("ledger_db_pool_connections", help: "Database pool connections by state", labels: ["state"])
+        let readPoolGauge = readPool == nil ? nil
+            : registry.gauge("ledger_db_read_pool_connections",
+                             help: "Connections of the pool that inline reads use, by state", labels: ["state"])
         let last = Mutex(GroupCommitter.Statistics())
         registry.addCollector {
             let now = committer.stats
@@ -39,6 +44,13 @@ struct ServiceMetrics: Sendable {
             poolGauge.set(Double(usage.open), "open")
             poolGauge.set(Double(usage.size), "max")
             poolGauge.set(Double(usage.waiting), "waiting")
+            if let readPool, let readPoolGauge {
+                let reads = readPool.usage
+                readPoolGauge.set(Double(reads.inUse), "in_use")
+                readPoolGauge.set(Double(reads.open), "open")
+                readPoolGauge.set(Double(reads.size), "max")
+                readPoolGauge.set(Double(reads.waiting), "waiting")
+            }
         }
     }
 }

@@ -496,7 +496,7 @@ final class RouteTests {
         #expect(reply.header("Content-Type")?.hasPrefix("text/plain") == true, "\(reply.header("Content-Type") ?? "-")")
         let text = reply.text
         for family in ["ledger_http_requests_total", "ledger_events_appended_total", "ledger_rejected_deliveries_total",
-                       "ledger_db_pool_connections"] {
+                       "ledger_db_pool_connections", "ledger_db_read_pool_connections", "ledger_quarantine_full_total"] {
             #expect(text.contains("# TYPE \(family) "), "no \(family) family")
         }
         let lines = text.split(separator: "\n")
@@ -505,6 +505,7 @@ final class RouteTests {
         #expect(lines.contains { $0.hasPrefix("ledger_events_appended_total") && $0.hasSuffix(" 1") }, "one event appended")
         #expect(lines.contains { $0 == #"ledger_rejected_deliveries_total{reason="bad_signature"} 1"# })
         #expect(lines.contains { $0.hasPrefix("ledger_db_pool_connections{") })
+        #expect(lines.contains { $0.hasPrefix(#"ledger_db_read_pool_connections{state="max"}"#) })
         #expect(lines.contains { $0.hasPrefix("ledger_http_request_duration_seconds_bucket{") && $0.contains(#"route="register_order""#) },
                 "a latency histogram by route")
     }
