@@ -63,7 +63,7 @@ public enum JSONBText {
     /// cannot hold, is written as U+FFFD exactly as JSONSerializer does.)
     static func writeString(_ s: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
-        if s.utf8.allSatisfy({ $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) {
+        if JSONSerializer.isPlain(s, escapingDEL: false) {
             out.append(contentsOf: s.utf8)   // the common case: nothing to escape
             out.append(UInt8(ascii: "\""))
             return

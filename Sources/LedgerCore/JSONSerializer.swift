@@ -47,6 +47,11 @@ public enum JSONSerializer {
     /// rejects `\u0000` and a stored payload must never fail to insert.
     public static func writeString(_ s: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
+        if isPlain(s, escapingDEL: true) {
+            out.append(contentsOf: s.utf8)   // the common case: nothing to escape
+            out.append(UInt8(ascii: "\""))
+            return
+        }
         for c in s.utf8 {
             switch c {
             case UInt8(ascii: "\""): out.append(0x5c); out.append(0x22)
@@ -63,6 +68,21 @@ public enum JSONSerializer {
             }
         }
         out.append(UInt8(ascii: "\""))
+    }
+
+    /// True when no byte of `s` needs escaping in a JSON string: no control
+    /// character, quote or backslash (nor DEL, when `escapingDEL`).
+    static func isPlain(_ s: String, escapingDEL: Bool) -> Bool {
+        func plain(_ c: UInt8) -> Bool {
+            c >= 0x20 && c != UInt8(ascii: "\"") && c != UInt8(ascii: "\\") && !(escapingDEL && c == 0x7f)
+        }
+        if let answer = s.utf8.withContiguousStorageIfAvailable({ buffer in
+            for c in buffer where !plain(c) { return false }
+            return true
+        }) {
+            return answer
+        }
+        return s.utf8.allSatisfy(plain)
     }
 
     /// JSON number grammar, with the parser's length and exponent limits.
