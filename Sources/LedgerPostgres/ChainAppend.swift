@@ -34,10 +34,11 @@ struct ChainAppend {
         let cachedHead = cache?.committedHead
         let answer = cache == nil
             ? try connection.query("SELECT * FROM ledger.append_prepare($1::text[], $2::text[])",
-                                   [.text(arrayLiteral(keys)), .text(arrayLiteral(probed))])
+                                   [.text(arrayLiteral(keys)), .text(arrayLiteral(probed))], prepared: true)
             : try connection.query("SELECT * FROM ledger.append_prepare($1::text[], $2::text[], $3::text[], $4)",
                                    [.text(arrayLiteral(keys)), .text(arrayLiteral(probed)),
-                                    .text(arrayLiteral(Array(cached.keys))), .int(cachedHead ?? -1)])
+                                    .text(arrayLiteral(Array(cached.keys))), .int(cachedHead ?? -1)],
+                                   prepared: true)   // a function call: nothing to plan badly
         var headPosition: Int64 = 0
         var headHash = ChainHash.genesis
         var recordedMicros: Int64?

@@ -164,7 +164,10 @@ struct OrderReadModel: Sendable {
                 paid_recorded_at = excluded.paid_recorded_at, event_count = excluded.event_count,
                 last_position = excluded.last_position, state = excluded.state, document = excluded.document,
                 document_masked = excluded.document_masked, document_version = excluded.document_version
-            """, [.text(JSONSerializer.string(.array(rows))), .int(Int64(OrderDocuments.version))])
+            """, [.text(JSONSerializer.string(.array(rows))), .int(Int64(OrderDocuments.version))],
+            // Prepared once per connection: planned once, not at every commit. Safe as a
+            // generic plan: the rows come from the parameter, the conflict from the key.
+            prepared: true)
     }
 }
 
