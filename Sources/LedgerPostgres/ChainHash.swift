@@ -1,45 +1,29 @@
 import LedgerCore
 
-/// The hash chain, recomputed in Swift independently of the SQL that wrote
-/// it (Migrations/004_event_hash.sql): hash = sha256(previous || content),
-/// each field length-prefixed, integers big-endian.
+/// The hash chain, recomputed from the columns as PostgreSQL returns them
+/// (`payload::text` and all), independently of whichever writer built it
+/// (ChainAppend, or ledger.append_events on the SQL path): hash =
+/// sha256(previous || content), the content encoded as ledger.event_content
+/// (Migrations/012) encodes it: each field length-prefixed, integers big-endian.
 public enum ChainHash {
     public static let genesis = [UInt8](repeating: 0, count: 32)
 
     public static func hash(previous: [UInt8], event e: StoredEvent) -> [UInt8] {
         var m = previous
         m.reserveCapacity(previous.count + e.payloadJSON.utf8.count + (e.raw?.count ?? 0) + 256)
-        appendInt64(&m, e.position)
-        appendField(&m, e.eventID)
-        appendField(&m, e.stream)
-        appendInt32(&m, Int32(truncatingIfNeeded: e.streamVersion))
-        appendField(&m, e.type)
-        appendField(&m, e.source)
-        appendField(&m, e.payloadJSON)
-        if let raw = e.raw {
-            appendInt32(&m, Int32(truncatingIfNeeded: raw.count))
-            m.append(contentsOf: raw)
-        } else {
-            appendInt32(&m, -1)
-        }
-        appendField(&m, e.metadataJSON)
-        appendField(&m, e.idempotencyKey)
-        appendInt64(&m, e.recordedAt.microseconds)
-        appendInt64(&m, e.observedAt.microseconds)
+        BinaryField.appendInt64(&m, e.position)
+        BinaryField.appendLengthPrefixed(&m, Array(e.eventID.utf8))
+        BinaryField.appendLengthPrefixed(&m, Array(e.stream.utf8))
+        BinaryField.appendInt32(&m, Int32(truncatingIfNeeded: e.streamVersion))
+        BinaryField.appendLengthPrefixed(&m, Array(e.type.utf8))
+        BinaryField.appendLengthPrefixed(&m, Array(e.source.utf8))
+        BinaryField.appendLengthPrefixed(&m, Array(e.payloadJSON.utf8))
+        if let raw = e.raw { BinaryField.appendLengthPrefixed(&m, raw) } else { BinaryField.appendInt32(&m, -1) }
+        BinaryField.appendLengthPrefixed(&m, Array(e.metadataJSON.utf8))
+        BinaryField.appendLengthPrefixed(&m, Array(e.idempotencyKey.utf8))
+        BinaryField.appendInt64(&m, e.recordedAt.microseconds)
+        BinaryField.appendInt64(&m, e.observedAt.microseconds)
         return Crypto.sha256(m)
-    }
-
-    private static func appendField(_ m: inout [UInt8], _ s: String) {
-        appendInt32(&m, Int32(truncatingIfNeeded: s.utf8.count))
-        m.append(contentsOf: s.utf8)
-    }
-
-    private static func appendInt32(_ m: inout [UInt8], _ v: Int32) {
-        withUnsafeBytes(of: v.bigEndian) { m.append(contentsOf: $0) }
-    }
-
-    private static func appendInt64(_ m: inout [UInt8], _ v: Int64) {
-        withUnsafeBytes(of: v.bigEndian) { m.append(contentsOf: $0) }
     }
 }
 
