@@ -6,13 +6,24 @@ public enum Crypto {
     public static func sha256<Bytes: Collection>(_ data: Bytes) -> [UInt8] where Bytes.Element == UInt8 {
         var out = [UInt8](repeating: 0, count: 32)
         let done: Void? = data.withContiguousStorageIfAvailable { buf in
-            _ = SHA256(buf.baseAddress, buf.count, &out)
+            digest(UnsafeRawBufferPointer(buf), into: &out)
         }
         if done == nil {
             let copy = Array(data)
-            copy.withUnsafeBufferPointer { buf in _ = SHA256(buf.baseAddress, buf.count, &out) }
+            copy.withUnsafeBytes { digest($0, into: &out) }
         }
         return out
+    }
+
+    /// SHA-256 through an implementation fetched once: OpenSSL 3's one-shot
+    /// `SHA256()` looks the algorithm up in its provider store at every call,
+    /// under a lock that threads hashing at once (every request's token) contend on.
+    private static func digest(_ bytes: UnsafeRawBufferPointer, into out: inout [UInt8]) {
+        var length: UInt32 = 32
+        let ok = out.withUnsafeMutableBufferPointer { o in
+            EVP_Digest(bytes.baseAddress, bytes.count, o.baseAddress, &length, FetchedDigest.sha256.pointer, nil)
+        }
+        precondition(ok == 1 && length == 32, "OpenSSL EVP_Digest(SHA-256) failed")
     }
 
     /// HMAC-SHA256 over the concatenation of `parts` (so callers need not copy a
@@ -95,4 +106,18 @@ public enum Hex {
         default: return nil
         }
     }
+}
+
+/// An OpenSSL message digest implementation fetched once for the process.
+/// @unchecked Sendable: an EVP_MD is immutable once fetched, and OpenSSL allows
+/// one to be used from many threads at once.
+private struct FetchedDigest: @unchecked Sendable {
+    let pointer: OpaquePointer
+
+    static let sha256: FetchedDigest = {
+        guard let md = EVP_MD_fetch(nil, "SHA256", nil) else {
+            preconditionFailure("OpenSSL has no SHA-256 implementation (EVP_MD_fetch failed)")
+        }
+        return FetchedDigest(pointer: md)
+    }()
 }
