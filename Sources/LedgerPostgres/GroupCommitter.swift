@@ -145,12 +145,16 @@ public final class GroupCommitter: @unchecked Sendable {
                 condition.unlock()
                 return
             }
-            var batch: [Request] = []
+            // The longest prefix of the queue within maxBatch events (at least one request),
+            // taken in one move rather than one removeFirst (a shift of the rest) a request.
+            var taken = 0
             var count = 0
-            while let first = queue.first, batch.isEmpty || count + first.events.count <= maxBatch {
-                batch.append(queue.removeFirst())
-                count += first.events.count
+            while taken < queue.count, taken == 0 || count + queue[taken].events.count <= maxBatch {
+                count += queue[taken].events.count
+                taken += 1
             }
+            let batch = Array(queue[..<taken])
+            queue.removeFirst(taken)
             condition.unlock()
             commit(batch)
         }
