@@ -58,6 +58,12 @@ public final class GroupCommitter: @unchecked Sendable {
         public var appended: Int64 = 0
         public var duplicates: Int64 = 0
         public var failedBatches: Int64 = 0
+        /// Writer time, in nanoseconds, of committed batches: BEGIN and the append,
+        /// the projector, and COMMIT (with its fsync). Their sum against the wall
+        /// clock tells how busy the single writer is.
+        public var appendNanos: UInt64 = 0
+        public var projectNanos: UInt64 = 0
+        public var commitNanos: UInt64 = 0
         public init() {}
     }
 
@@ -161,7 +167,7 @@ public final class GroupCommitter: @unchecked Sendable {
     }
 
     private func commit(_ batch: [Request]) {
-        let result = attempt(batch)
+        let (result, timing) = attempt(batch)
         if case .failure(let error) = result, batch.count > 1, !((error as? PostgresError)?.isUnavailable ?? false) {
             // One request's bad data (a value an index refuses, say) must not fail
             // the strangers who shared its transaction: retry each request alone.
@@ -173,6 +179,9 @@ public final class GroupCommitter: @unchecked Sendable {
         case .success(let outcomes):
             statisticsLock.withLock {
                 statistics.batches += 1
+                statistics.appendNanos += timing.append
+                statistics.projectNanos += timing.project
+                statistics.commitNanos += timing.commit
                 for o in outcomes {
                     if case .appended = o { statistics.appended += 1 } else if o.isDuplicate { statistics.duplicates += 1 }
                 }
@@ -192,22 +201,33 @@ public final class GroupCommitter: @unchecked Sendable {
     }
 
     /// Appends and projects `batch` in one transaction, committed or rolled back.
-    private func attempt(_ batch: [Request]) -> Result<[AppendOutcome], Error> {
+    private func attempt(_ batch: [Request]) -> (Result<[AppendOutcome], Error>, PhaseTiming) {
         let events = batch.flatMap(\.events)
+        let start = DispatchTime.now().uptimeNanoseconds
+        var appended = start, projected = start
         do {
             let outcomes = try pool.transaction { connection in
                 let outcomes = try store.append(prepared: batch.flatMap(\.prepared), on: connection, cache: streamVersions)
+                appended = DispatchTime.now().uptimeNanoseconds
                 if let projector {
                     let attachments = batch.flatMap(\.attachments)
                     try projector.project(events.indices.map { (events[$0], attachments[$0], outcomes[$0]) }, on: connection)
                 }
+                projected = DispatchTime.now().uptimeNanoseconds
                 return outcomes
             }
             streamVersions.commit()
-            return .success(outcomes)
+            let end = DispatchTime.now().uptimeNanoseconds
+            return (.success(outcomes), PhaseTiming(append: appended - start, project: projected - appended, commit: end - projected))
         } catch {
             streamVersions.invalidate()   // rolled back, or its outcome unknown
-            return .failure(error)
+            return (.failure(error), PhaseTiming())
         }
+    }
+
+    private struct PhaseTiming {
+        var append: UInt64 = 0
+        var project: UInt64 = 0
+        var commit: UInt64 = 0
     }
 }

@@ -186,8 +186,11 @@ public final class PostgresConnection: @unchecked Sendable {
     }
 
     private static func type(_ value: SQLValue) -> Oid {
-        if case .bytes = value { return 17 } // bytea
-        return 0
+        switch value {
+        case .bytes: return 17   // bytea
+        case .binary(_, let oid): return Oid(oid)
+        default: return 0
+        }
     }
 
     /// Runs a script of several statements with no parameters (migrations only:
@@ -386,7 +389,7 @@ public final class PostgresConnection: @unchecked Sendable {
                 buf[utf8.count] = 0
                 values[i] = buf
                 lengths[i] = Int32(utf8.count)
-            case .bytes(let b):
+            case .bytes(let b), .binary(let b, _):
                 let buf = UnsafeMutablePointer<CChar>.allocate(capacity: max(b.count, 1))
                 b.withUnsafeBufferPointer { src in
                     if let base = src.baseAddress { UnsafeMutableRawPointer(buf).copyMemory(from: base, byteCount: b.count) }

@@ -82,6 +82,8 @@ public enum SQLValue: Sendable, ExpressibleByStringLiteral, ExpressibleByInteger
     case null
     case text(String)
     case bytes([UInt8])
+    /// A value in PostgreSQL's binary format for the type `oid` (see `BinaryArray`).
+    case binary([UInt8], oid: UInt32)
 
     public init(stringLiteral value: String) { self = .text(value) }
     public init(integerLiteral value: Int) { self = .text(String(value)) }

@@ -23,6 +23,9 @@ struct ServiceMetrics: Sendable {
         let duplicates = registry.counter("ledger_event_duplicates_total", help: "Appends answered as duplicates (redeliveries)")
         let batches = registry.counter("ledger_group_commit_batches_total", help: "Group-commit transactions committed")
         let failed = registry.counter("ledger_group_commit_failures_total", help: "Group-commit transactions that failed")
+        let writerSeconds = registry.counter("ledger_group_commit_seconds_total",
+                                             help: "Writer time of committed group commits, by phase: append (with BEGIN), project (read models), commit (with its fsync)",
+                                             labels: ["phase"])
         let poolGauge = registry.gauge("ledger_db_pool_connections", help: "Database pool connections by state", labels: ["state"])
         let readPoolGauge = readPool == nil ? nil
             : registry.gauge("ledger_db_read_pool_connections",
@@ -39,6 +42,9 @@ struct ServiceMetrics: Sendable {
             duplicates.increment(by: Double(now.duplicates - before.duplicates))
             batches.increment(by: Double(now.batches - before.batches))
             failed.increment(by: Double(now.failedBatches - before.failedBatches))
+            writerSeconds.increment(by: Double(now.appendNanos - before.appendNanos) / 1e9, "append")
+            writerSeconds.increment(by: Double(now.projectNanos - before.projectNanos) / 1e9, "project")
+            writerSeconds.increment(by: Double(now.commitNanos - before.commitNanos) / 1e9, "commit")
             let usage = pool.usage
             poolGauge.set(Double(usage.inUse), "in_use")
             poolGauge.set(Double(usage.open), "open")

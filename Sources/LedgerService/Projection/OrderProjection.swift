@@ -11,6 +11,8 @@ struct OrderProjection: BatchProjector {
     func project(_ appended: [(event: NewEvent, attachment: (any Sendable)?, outcome: AppendOutcome)],
                  on c: PostgresConnection) throws {
         var orderEvents: [(MerchantOrderNo, [RecordedEvent])] = []
+        // Orders whose stream this batch started: they have no stored state to load.
+        var newOrders = Set<String>()
         var enrollmentRefs: [String] = []
         for (new, attachment, outcome) in appended {
             guard case .appended(let receipt) = outcome else { continue }
@@ -23,12 +25,13 @@ struct OrderProjection: BatchProjector {
                     orderEvents[i].1.append(recorded)
                 } else {
                     orderEvents.append((no, [recorded]))
+                    if receipt.streamVersion == 1 { newOrders.insert(no.value) }
                 }
             } else if case .enrollment(let e) = recorded.event, !enrollmentRefs.contains(e.enrollmentRef) {
                 enrollmentRefs.append(e.enrollmentRef)
             }
         }
-        try apply(orderEvents, on: c)
+        try apply(orderEvents, new: newOrders, on: c)
         for ref in enrollmentRefs {
             let stored = try EventStore().read(stream: "enrollment-" + ref, on: c)
             try enrollments.save(EnrollmentState.replay(ref, stored.map(EventMapping.recorded)), on: c)
@@ -38,8 +41,12 @@ struct OrderProjection: BatchProjector {
     /// Folds each order's new events into its stored state and saves them all:
     /// one query to load, one to save, whatever the batch size. The export
     /// period key (when the first paid observation was recorded) is set once.
-    func apply(_ batch: [(MerchantOrderNo, [RecordedEvent])], on c: PostgresConnection) throws {
-        let stored = try orders.loadMany(batch.map(\.0), on: c)
+    /// Orders in `new` (their stream's first event is in this batch) start from
+    /// the empty state without a load: events are the source of truth, and the
+    /// save is an upsert either way.
+    func apply(_ batch: [(MerchantOrderNo, [RecordedEvent])], new: Set<String> = [], on c: PostgresConnection) throws {
+        let toLoad = batch.map(\.0).filter { !new.contains($0.value) }
+        let stored = toLoad.isEmpty ? [:] : try orders.loadMany(toLoad, on: c)
         var updated: [(OrderState, Timestamp?)] = []
         updated.reserveCapacity(batch.count)
         for (no, events) in batch {

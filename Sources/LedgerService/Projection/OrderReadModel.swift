@@ -112,63 +112,83 @@ struct OrderReadModel: Sendable {
         try saveMany([(s, paidRecordedAt)], on: c)
     }
 
-    /// Upserts many orders in one statement: the rows travel as one JSON array.
+    /// Upserts many orders in one statement. The rows travel column by column as
+    /// binary arrays (`BinaryArray`): nothing is rendered as text to be parsed
+    /// again but the state, which is stored as jsonb.
     func saveMany(_ states: [(OrderState, Timestamp?)], on c: PostgresConnection) throws {
         if states.isEmpty { return }
-        func text(_ v: String?) -> JSONValue { v.map(JSONValue.string) ?? .null }
-        func micros(_ t: Timestamp?) -> JSONValue { t.map { .string(String($0.microseconds)) } ?? .null }
-        let rows: [JSONValue] = states.map { s, paidRecordedAt in
+        let n = states.count
+        var no = BinaryArray(.text), provider = BinaryArray(.text), status = BinaryArray(.int16)
+        var statusName = BinaryArray(.text), paid = BinaryArray(.bool), attention = BinaryArray(.bool)
+        var latePayment = BinaryArray(.bool), refunded = BinaryArray(.bool), expectedAmount = BinaryArray(.text)
+        var paidAmount = BinaryArray(.text), asset = BinaryArray(.text), fiatCurrency = BinaryArray(.text)
+        var fiatAmount = BinaryArray(.text), providerOrderId = BinaryArray(.text), txHash = BinaryArray(.text)
+        var externalCustomerId = BinaryArray(.text), createdAt = BinaryArray(.timestamptz)
+        var updatedAt = BinaryArray(.timestamptz), paidAt = BinaryArray(.timestamptz)
+        var paidRecordedAt = BinaryArray(.timestamptz), eventCount = BinaryArray(.int32)
+        var lastPosition = BinaryArray(.int64), state = BinaryArray(.jsonb, capacity: n * 1024)
+        var document = BinaryArray(.text, capacity: n * 1024), documentMasked = BinaryArray(.text)
+        for (s, paidRecorded) in states {
             let documents = OrderDocuments(s)
-            return .object([
-                ("no", .string(s.merchantOrderNo.value)), ("provider", text(s.provider)),
-                ("status", .integer(s.status.rawValue)), ("status_name", .string(s.statusName)),
-                ("paid", .bool(s.paid)), ("attention", .bool(s.attention)), ("late_payment", .bool(s.latePayment)),
-                ("refunded", .bool(s.refunded)), ("expected_amount", text(s.expectedAmount)),
-                ("paid_amount", text(s.paidAmount)), ("asset", text(s.asset)), ("fiat_currency", text(s.fiatCurrency)),
-                ("fiat_amount", text(s.fiatAmount)), ("provider_order_id", text(s.providerOrderId)),
-                ("tx_hash", text(s.txHash)), ("external_customer_id", text(s.externalCustomerId)),
-                ("created_us", micros(s.createdAt)), ("updated_us", micros(s.updatedAt ?? Timestamp.now())),
-                ("paid_us", micros(s.paidAt)), ("paid_recorded_us", micros(paidRecordedAt)),
-                ("event_count", .integer(s.eventCount)), ("last_position", .integer(s.lastPosition ?? 0)),
-                ("state", s.storageJSON()),
-                ("document", .string(String(decoding: documents.document, as: UTF8.self))),
-                ("document_masked", documents.masked.map { .string(String(decoding: $0, as: UTF8.self)) } ?? .null),
-            ])
+            no.append(text: s.merchantOrderNo.value)
+            provider.append(text: s.provider)
+            status.append(Int64(s.status.rawValue))
+            statusName.append(text: s.statusName)
+            paid.append(s.paid)
+            attention.append(s.attention)
+            latePayment.append(s.latePayment)
+            refunded.append(s.refunded)
+            expectedAmount.append(text: s.expectedAmount)
+            paidAmount.append(text: s.paidAmount)
+            asset.append(text: s.asset)
+            fiatCurrency.append(text: s.fiatCurrency)
+            fiatAmount.append(text: s.fiatAmount)
+            providerOrderId.append(text: s.providerOrderId)
+            txHash.append(text: s.txHash)
+            externalCustomerId.append(text: s.externalCustomerId)
+            createdAt.append(s.createdAt)
+            updatedAt.append(s.updatedAt ?? Timestamp.now())
+            paidAt.append(s.paidAt)
+            paidRecordedAt.append(paidRecorded)
+            eventCount.append(Int64(s.eventCount))
+            lastPosition.append(s.lastPosition ?? 0)
+            state.append(utf8: JSONSerializer.bytes(s.storageJSON()))
+            document.append(utf8: documents.document)
+            documentMasked.append(utf8: documents.masked)
         }
-        try c.query("""
-            INSERT INTO ledger.orders AS o (
-                merchant_order_no, provider, status, status_name, paid, attention, late_payment, refunded,
-                expected_amount, paid_amount, asset, fiat_currency, fiat_amount, provider_order_id, tx_hash,
-                external_customer_id, created_at, updated_at, paid_at, paid_recorded_at,
-                event_count, last_position, state, document, document_masked, document_version)
-            SELECT r.no, r.provider, r.status, r.status_name, r.paid, r.attention, r.late_payment, r.refunded,
-                   r.expected_amount, r.paid_amount, r.asset, r.fiat_currency, r.fiat_amount, r.provider_order_id,
-                   r.tx_hash, r.external_customer_id, ledger.from_micros(r.created_us), ledger.from_micros(r.updated_us),
-                   ledger.from_micros(r.paid_us), ledger.from_micros(r.paid_recorded_us),
-                   r.event_count, r.last_position, r.state, r.document, r.document_masked, $2::smallint
-              FROM jsonb_to_recordset($1::jsonb) AS r(
-                   no text, provider text, status smallint, status_name text, paid boolean, attention boolean,
-                   late_payment boolean, refunded boolean, expected_amount text, paid_amount text, asset text,
-                   fiat_currency text, fiat_amount text, provider_order_id text, tx_hash text,
-                   external_customer_id text, created_us bigint, updated_us bigint, paid_us bigint,
-                   paid_recorded_us bigint, event_count integer, last_position bigint, state jsonb,
-                   document text, document_masked text)
-            ON CONFLICT (merchant_order_no) DO UPDATE SET
-                provider = excluded.provider, status = excluded.status, status_name = excluded.status_name,
-                paid = excluded.paid, attention = excluded.attention, late_payment = excluded.late_payment,
-                refunded = excluded.refunded, expected_amount = excluded.expected_amount,
-                paid_amount = excluded.paid_amount, asset = excluded.asset, fiat_currency = excluded.fiat_currency,
-                fiat_amount = excluded.fiat_amount, provider_order_id = excluded.provider_order_id,
-                tx_hash = excluded.tx_hash, external_customer_id = excluded.external_customer_id,
-                created_at = excluded.created_at, updated_at = excluded.updated_at, paid_at = excluded.paid_at,
-                paid_recorded_at = excluded.paid_recorded_at, event_count = excluded.event_count,
-                last_position = excluded.last_position, state = excluded.state, document = excluded.document,
-                document_masked = excluded.document_masked, document_version = excluded.document_version
-            """, [.text(JSONSerializer.string(.array(rows))), .int(Int64(OrderDocuments.version))],
-            // Prepared once per connection: planned once, not at every commit. Safe as a
-            // generic plan: the rows come from the parameter, the conflict from the key.
-            prepared: true)
+        let columns = [no, provider, status, statusName, paid, attention, latePayment, refunded, expectedAmount,
+                       paidAmount, asset, fiatCurrency, fiatAmount, providerOrderId, txHash, externalCustomerId,
+                       createdAt, updatedAt, paidAt, paidRecordedAt, eventCount, lastPosition, state, document,
+                       documentMasked]
+        // Prepared once per connection: planned once, not at every commit. Safe as a
+        // generic plan: the rows come from the parameters, the conflict from the key.
+        try c.query(Self.saveManySQL, columns.map(\.parameter) + [.int(Int64(OrderDocuments.version))], prepared: true)
     }
+
+    static let saveManySQL = """
+        INSERT INTO ledger.orders AS o (
+            merchant_order_no, provider, status, status_name, paid, attention, late_payment, refunded,
+            expected_amount, paid_amount, asset, fiat_currency, fiat_amount, provider_order_id, tx_hash,
+            external_customer_id, created_at, updated_at, paid_at, paid_recorded_at,
+            event_count, last_position, state, document, document_masked, document_version)
+        SELECT r.*, $26::smallint
+          FROM unnest($1::text[], $2::text[], $3::smallint[], $4::text[], $5::boolean[], $6::boolean[],
+                      $7::boolean[], $8::boolean[], $9::text[], $10::text[], $11::text[], $12::text[],
+                      $13::text[], $14::text[], $15::text[], $16::text[], $17::timestamptz[],
+                      $18::timestamptz[], $19::timestamptz[], $20::timestamptz[], $21::integer[],
+                      $22::bigint[], $23::jsonb[], $24::text[], $25::text[]) AS r
+        ON CONFLICT (merchant_order_no) DO UPDATE SET
+            provider = excluded.provider, status = excluded.status, status_name = excluded.status_name,
+            paid = excluded.paid, attention = excluded.attention, late_payment = excluded.late_payment,
+            refunded = excluded.refunded, expected_amount = excluded.expected_amount,
+            paid_amount = excluded.paid_amount, asset = excluded.asset, fiat_currency = excluded.fiat_currency,
+            fiat_amount = excluded.fiat_amount, provider_order_id = excluded.provider_order_id,
+            tx_hash = excluded.tx_hash, external_customer_id = excluded.external_customer_id,
+            created_at = excluded.created_at, updated_at = excluded.updated_at, paid_at = excluded.paid_at,
+            paid_recorded_at = excluded.paid_recorded_at, event_count = excluded.event_count,
+            last_position = excluded.last_position, state = excluded.state, document = excluded.document,
+            document_masked = excluded.document_masked, document_version = excluded.document_version
+        """
 }
 
 /// SQL for `ledger.enrollments`. Enrollment state is small and rebuilt by
