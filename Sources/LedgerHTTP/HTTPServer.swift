@@ -57,14 +57,20 @@ public final class HTTPServer: Sendable {
     ///   - runsInline: true for the requests whose handler is quick and bounded (a read by key):
     ///     they run on the polling thread that parsed them, skipping the hand-off to a worker.
     ///     Everything else (and everything when nil) runs on a worker thread.
+    ///   - deferred: tried on the polling thread for every request not run inline, with its
+    ///     connection already suspended. It must not block. `.pending` means it will answer
+    ///     through the `Responder`, from any thread (a write waiting on a group commit waits
+    ///     without a thread); `.declined` hands the request to `handler` on a worker.
     ///   - handler: runs on a worker thread and may block, or on a polling thread for requests
     ///     `runsInline` picks.
     public init(configuration: HTTPServerConfiguration = HTTPServerConfiguration(), logger: Logger = .disabled,
                 observer: (@Sendable (HTTPExchange) -> Void)? = nil,
-                runsInline: (@Sendable (HTTPRequest) -> Bool)? = nil, handler: @escaping Handler) {
+                runsInline: (@Sendable (HTTPRequest) -> Bool)? = nil,
+                deferred: (@Sendable (HTTPRequest, Responder) -> DeferredStart)? = nil,
+                handler: @escaping Handler) {
         self.configuration = configuration
         self.core = ServerCore(configuration: configuration, logger: logger, observer: observer,
-                               runsInline: runsInline, handler: handler)
+                               runsInline: runsInline, deferred: deferred, handler: handler)
     }
 
     deinit {

@@ -14,6 +14,8 @@ final class ServerCore: @unchecked Sendable {
     let handler: @Sendable (HTTPRequest) -> HTTPResponse
     /// Which requests run on the polling thread that read them, instead of on a worker.
     let runsInline: (@Sendable (HTTPRequest) -> Bool)?
+    /// Tried on the polling thread, after suspending, for requests not run inline.
+    let deferred: (@Sendable (HTTPRequest, Responder) -> DeferredStart)?
     let observer: (@Sendable (HTTPExchange) -> Void)?
     let logger: Logger
     let pool: WorkerPool
@@ -27,10 +29,12 @@ final class ServerCore: @unchecked Sendable {
 
     init(configuration: HTTPServerConfiguration, logger: Logger,
          observer: (@Sendable (HTTPExchange) -> Void)?, runsInline: (@Sendable (HTTPRequest) -> Bool)? = nil,
+         deferred: (@Sendable (HTTPRequest, Responder) -> DeferredStart)? = nil,
          handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse) {
         self.configuration = configuration
         self.handler = handler
         self.runsInline = runsInline
+        self.deferred = deferred
         self.observer = observer
         self.logger = logger
         self.pool = WorkerPool(threads: configuration.workerThreads, name: "http-worker")
@@ -158,6 +162,10 @@ final class ServerCore: @unchecked Sendable {
             return queue(.problem(status: 503, title: "Service Unavailable", detail: "The server is shutting down.",
                                   headers: [("Retry-After", "1")]),
                          stream: nil, context: context, connection: connection, close: true)
+        }
+        // Suspended first: a deferred answer may arrive from another thread at once.
+        if let deferred, case .pending = deferred(request, Responder(suspensions: suspensions, context: context)) {
+            return .YES
         }
         let accepted = pool.submit { [self] in self.run(request, context: context) }
         if !accepted {

@@ -52,6 +52,7 @@ public final class LedgerApplication: Sendable {
         self.server = HTTPServer(configuration: httpConfiguration, logger: logger,
                                  observer: instrumentation.observer(logger: logger, router: router),
                                  runsInline: { handler.runsInline($0) },
+                                 deferred: { handler.startDeferred($0, $1) },
                                  handler: { handler.handle($0) })
         self.pool = pool
         self.readPool = readPool

@@ -24,6 +24,31 @@ struct APIHandler: Sendable {
         }
     }
 
+    /// Signed web3 webhooks that verify wait for their commit without a thread: the
+    /// polling thread verifies and queues the event, and the commit's answer resumes the
+    /// connection. Everything else, including a delivery that fails verification (it is
+    /// quarantined, which blocks), goes to `handle` on a worker.
+    func startDeferred(_ request: HTTPRequest, _ responder: Responder) -> DeferredStart {
+        guard case .found("webhook_web3", _) = router.match(method: request.method, path: request.path) else {
+            return .declined
+        }
+        let logger = self.logger
+        let submitted = ingestion.submitWeb3Webhook(request, now: clock()) { result in
+            switch result {
+            case .success(let written):
+                responder.respond(Self.ack(written))
+            case .failure(let error):
+                let problem = ServiceError.from(error)
+                if problem.status >= 500 {
+                    logger.error("request failed", [("requestId", .string(request.requestID)), ("route", .string("webhook_web3")),
+                                                    ("error", .string(String(describing: error)))])
+                }
+                responder.respond(problem.response)
+            }
+        }
+        return submitted ? .pending : .declined
+    }
+
     func handle(_ request: HTTPRequest) -> HTTPResponse {
         switch router.resolve(request) {
         case .failure(let failure):
@@ -65,9 +90,9 @@ struct APIHandler: Sendable {
 
         switch name {
         case "webhook_web3":
-            return ack(try ingestion.web3Webhook(request, now: now))
+            return Self.ack(try ingestion.web3Webhook(request, now: now))
         case "webhook_banxa":
-            return ack(try ingestion.banxaWebhook(request, now: now))
+            return Self.ack(try ingestion.banxaWebhook(request, now: now))
         case "register_order":
             let (created, order) = try ingestion.register(request, principal: principal!, now: now)
             return json(created ? 201 : 200, order, masked: masked)
@@ -119,9 +144,10 @@ struct APIHandler: Sendable {
         }
     }
 
-    private func ack(_ result: WriteResult) -> HTTPResponse {
-        json(200, .object([("code", .integer(0)), ("eventId", .string(result.eventID)),
-                           ("position", .integer(result.position)), ("duplicate", .bool(result.duplicate))]), masked: false)
+    private static func ack(_ result: WriteResult) -> HTTPResponse {
+        .json(200, JSONSerializer.bytes(.object([("code", .integer(0)), ("eventId", .string(result.eventID)),
+                                                 ("position", .integer(result.position)),
+                                                 ("duplicate", .bool(result.duplicate))])))
     }
 
     private func write(_ result: WriteResult, order: MerchantOrderNo?, masked: Bool) -> HTTPResponse {

@@ -1,3 +1,4 @@
+import Foundation
 import LedgerCore
 import LedgerPostgres
 
@@ -128,8 +129,9 @@ struct OrderReadModel: Sendable {
         var paidRecordedAt = BinaryArray(.timestamptz), eventCount = BinaryArray(.int32)
         var lastPosition = BinaryArray(.int64), state = BinaryArray(.jsonb, capacity: n * 1024)
         var document = BinaryArray(.text, capacity: n * 1024), documentMasked = BinaryArray(.text)
-        for (s, paidRecorded) in states {
-            let documents = OrderDocuments(s)
+        let rendered = Self.render(states.map(\.0))
+        for (index, (s, paidRecorded)) in states.enumerated() {
+            let (documents, stateText) = rendered[index]
             no.append(text: s.merchantOrderNo.value)
             provider.append(text: s.provider)
             status.append(Int64(s.status.rawValue))
@@ -152,7 +154,7 @@ struct OrderReadModel: Sendable {
             paidRecordedAt.append(paidRecorded)
             eventCount.append(Int64(s.eventCount))
             lastPosition.append(s.lastPosition ?? 0)
-            state.append(utf8: JSONSerializer.bytes(s.storageJSON()))
+            state.append(utf8: stateText)
             document.append(utf8: documents.document)
             documentMasked.append(utf8: documents.masked)
         }
@@ -163,6 +165,23 @@ struct OrderReadModel: Sendable {
         // Prepared once per connection: planned once, not at every commit. Safe as a
         // generic plan: the rows come from the parameters, the conflict from the key.
         try c.query(Self.saveManySQL, columns.map(\.parameter) + [.int(Int64(OrderDocuments.version))], prepared: true)
+    }
+
+    /// Each order's documents and storage text. This is most of a save's CPU and it
+    /// runs on the single writer, inside the transaction, so a large batch is split
+    /// across the cores.
+    static func render(_ states: [OrderState]) -> [(OrderDocuments, [UInt8])] {
+        @Sendable func one(_ s: OrderState) -> (OrderDocuments, [UInt8]) { (OrderDocuments(s), JSONSerializer.bytes(s.storageJSON())) }
+        let chunks = min(ProcessInfo.processInfo.activeProcessorCount, states.count / 16)
+        guard chunks > 1 else { return states.map(one) }
+        var out = [(OrderDocuments, [UInt8])?](repeating: nil, count: states.count)
+        out.withUnsafeMutableBufferPointer { buffer in
+            nonisolated(unsafe) let slots = buffer   // each chunk writes its own indices only
+            DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
+                for index in stride(from: chunk, to: states.count, by: chunks) { slots[index] = one(states[index]) }
+            }
+        }
+        return out.map { $0! }
     }
 
     static let saveManySQL = """

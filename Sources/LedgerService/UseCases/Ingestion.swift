@@ -31,11 +31,36 @@ struct Ingestion: Sendable {
             if error.isUnauthenticated { quarantine.keep(request, provider: Web3Webhook.provider, error: error) }
             throw error
         }
-        let signedWith: JSONValue = .object([
+        return try commit(event, raw: request.body, request: request, verifiedBy: "signature",
+                          signedWith: Self.web3SignedWith(request))
+    }
+
+    /// The web3 webhook without a waiting thread: verifies and maps on the calling
+    /// thread, queues the event on the group committer and returns at once; `answer`
+    /// runs after the commit (on the committer's answering queue). Returns false, having
+    /// done nothing, for a delivery that fails verification or mapping: `web3Webhook`
+    /// then handles it on a worker (it may write to the quarantine, which blocks).
+    func submitWeb3Webhook(_ request: HTTPRequest, now: Timestamp,
+                           answer: @escaping @Sendable (Result<WriteResult, Error>) -> Void) -> Bool {
+        guard let (_, event) = try? Web3Webhook.ingest(headers: request.headers, body: request.body,
+                                                       keys: configuration.web3APIKeys, now: now,
+                                                       toleranceSeconds: configuration.signatureToleranceSeconds)
+        else { return false }
+        let new = EventMapping.newEvent(event, raw: request.body,
+                                        receipt: Receipt(requestID: request.requestID, verifiedBy: "signature",
+                                                         signedWith: Self.web3SignedWith(request)))
+        committer.submit([new], attachments: [event]) { result in
+            answer(result.flatMap { outcomes in Result { try Self.writeResult(outcomes[0]) } })
+        }
+        return true
+    }
+
+    /// The signature headers a web3 delivery was verified with, kept in its event's metadata.
+    private static func web3SignedWith(_ request: HTTPRequest) -> JSONValue {
+        .object([
             ("X-Pay-Timestamp", .string(request.header(Web3Webhook.timestampHeader) ?? "")),
             ("X-Pay-Signature", .string(request.header(Web3Webhook.signatureHeader) ?? "")),
         ])
-        return try commit(event, raw: request.body, request: request, verifiedBy: "signature", signedWith: signedWith)
     }
 
     func banxaWebhook(_ request: HTTPRequest, now: Timestamp) throws -> WriteResult {
@@ -154,7 +179,13 @@ struct Ingestion: Sendable {
 
     func commit(_ event: LedgerEvent, raw: [UInt8], request: HTTPRequest, verifiedBy: String,
                 signedWith: JSONValue? = nil) throws -> WriteResult {
-        switch try appendOutcome(event, raw: raw, request: request, verifiedBy: verifiedBy, signedWith: signedWith) {
+        try Self.writeResult(try appendOutcome(event, raw: raw, request: request, verifiedBy: verifiedBy,
+                                               signedWith: signedWith))
+    }
+
+    /// A single-event write's answer, or the error it means for the caller.
+    static func writeResult(_ outcome: AppendOutcome) throws -> WriteResult {
+        switch outcome {
         case .appended(let r): return WriteResult(eventID: r.eventID, position: r.position, duplicate: false)
         case .duplicate(let r, _): return WriteResult(eventID: r.eventID, position: r.position, duplicate: true)
         case .keyConflict:
