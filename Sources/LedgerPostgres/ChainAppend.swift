@@ -18,8 +18,13 @@ struct ChainAppend {
         var payloadText: [UInt8]
     }
 
+    /// `whileStoring` gets the outcomes (redelivery counts not yet filled in) as soon as
+    /// they are known, while PostgreSQL is still storing the new events: the caller's
+    /// pure work on them (a projection's rendering) then costs the writer no time.
+    /// It is not called when nothing new is stored.
     static func append(_ items: [PreparedEvent], on connection: PostgresConnection,
-                       cache: StreamVersionCache? = nil) throws -> [AppendOutcome] {
+                       cache: StreamVersionCache? = nil,
+                       whileStoring: (([AppendOutcome]) throws -> Void)? = nil) throws -> [AppendOutcome] {
         var keys = [String]()
         var probed = [String]()        // streams whose version must be asked for
         var cached: [String: Int] = [:] // streams whose version the writer knows, if the head agrees
@@ -111,6 +116,27 @@ struct ChainAppend {
         // PostgreSQL as they are built, so it stores the first while the next are hashed.
         var hashes: [Int: [UInt8]] = [:]
         hashes.reserveCapacity(fresh.count)
+        var early: [AppendOutcome]?   // the outcomes, if whileStoring asked for them
+        func newReceipt(_ index: Int) -> EventReceipt {
+            guard case .new(let position, let version) = plans[index], let parts = items[index].chain else {
+                preconditionFailure("receipt of an item that was not appended")
+            }
+            return EventReceipt(position: position, eventID: parts.eventID, streamVersion: version,
+                                recordedAt: recordedAt, hash: hashes[index] ?? [])
+        }
+        // Every item's outcome, duplicates with no redelivery count yet.
+        func currentOutcomes() -> [AppendOutcome] {
+            plans.indices.map { index in
+                switch plans[index] {
+                case .new: .appended(newReceipt(index))
+                case .duplicate(let receipt): .duplicate(receipt, redeliveries: 0)
+                case .duplicateOfNew(let first): .duplicate(newReceipt(first), redeliveries: 0)
+                case .keyConflict(let receipt): .keyConflict(existing: receipt)
+                case .keyConflictWithNew(let first): .keyConflict(existing: newReceipt(first))
+                case .versionConflict(let current): .versionConflict(currentVersion: current)
+                }
+            }
+        }
         if !fresh.isEmpty {
             var hashInput = [UInt8]()
             hashInput.reserveCapacity(4096)
@@ -143,36 +169,21 @@ struct ChainAppend {
                 }
                 CopyBinary.appendTrailer(&chunk)
                 try send(chunk)
+            } afterSending: {
+                guard let whileStoring else { return }
+                let known = currentOutcomes()
+                early = known
+                try whileStoring(known)
             }
             guard copied == fresh.count else {
                 throw PostgresError.unexpectedResult("COPY stored \(copied) events of \(fresh.count)")
             }
         }
 
-        func newReceipt(_ index: Int) -> EventReceipt {
-            guard case .new(let position, let version) = plans[index], let parts = items[index].chain else {
-                preconditionFailure("receipt of an item that was not appended")
-            }
-            return EventReceipt(position: position, eventID: parts.eventID, streamVersion: version,
-                                recordedAt: recordedAt, hash: hashes[index] ?? [])
-        }
-        var outcomes = [AppendOutcome]()
-        outcomes.reserveCapacity(items.count)
-        var duplicates: [(item: Int, position: Int64)] = []
-        for (index, plan) in plans.enumerated() {
-            switch plan {
-            case .new: outcomes.append(.appended(newReceipt(index)))
-            case .duplicate(let receipt):
-                duplicates.append((index, receipt.position))
-                outcomes.append(.duplicate(receipt, redeliveries: 0))
-            case .duplicateOfNew(let first):
-                let receipt = newReceipt(first)
-                duplicates.append((index, receipt.position))
-                outcomes.append(.duplicate(receipt, redeliveries: 0))
-            case .keyConflict(let receipt): outcomes.append(.keyConflict(existing: receipt))
-            case .keyConflictWithNew(let first): outcomes.append(.keyConflict(existing: newReceipt(first)))
-            case .versionConflict(let current): outcomes.append(.versionConflict(currentVersion: current))
-            }
+        var outcomes = early ?? currentOutcomes()
+        let duplicates: [(item: Int, position: Int64)] = outcomes.indices.compactMap { index in
+            if case .duplicate(let receipt, _) = outcomes[index] { return (index, receipt.position) }
+            return nil
         }
         cache?.pending = (head: position, versions: versions)
         if !duplicates.isEmpty {

@@ -6,10 +6,21 @@ import Synchronization
 /// appended: keeping read models in the same commit as their events makes a
 /// write visible to the very next read.
 public protocol BatchProjector: Sendable {
+    typealias Item = (event: NewEvent, attachment: (any Sendable)?, outcome: AppendOutcome)
+
+    /// Work that needs no database, done while PostgreSQL stores the batch's events
+    /// (so it costs the single writer no time); its result goes to `project`. Called
+    /// at most once a batch, and not at all when the batch stores nothing new.
+    func prepare(_ appended: [Item]) throws -> (any Sendable)?
+
     /// `attachment` is whatever the submitter attached to the event (for
-    /// example its parsed form, so the projector need not parse it again).
-    func project(_ appended: [(event: NewEvent, attachment: (any Sendable)?, outcome: AppendOutcome)],
-                 on connection: PostgresConnection) throws
+    /// example its parsed form, so the projector need not parse it again);
+    /// `prepared` is what `prepare` returned for these items, if it ran.
+    func project(_ appended: [Item], prepared: (any Sendable)?, on connection: PostgresConnection) throws
+}
+
+extension BatchProjector {
+    public func prepare(_ appended: [Item]) throws -> (any Sendable)? { nil }
 }
 
 /// Group commit: concurrent appends from many callers share one transaction,
@@ -206,12 +217,18 @@ public final class GroupCommitter: @unchecked Sendable {
         let start = DispatchTime.now().uptimeNanoseconds
         var appended = start, projected = start
         do {
+            let attachments = batch.flatMap(\.attachments)
+            func items(_ outcomes: [AppendOutcome]) -> [BatchProjector.Item] {
+                events.indices.map { (events[$0], attachments[$0], outcomes[$0]) }
+            }
             let outcomes = try pool.transaction { connection in
-                let outcomes = try store.append(prepared: batch.flatMap(\.prepared), on: connection, cache: streamVersions)
+                var prepared: (any Sendable)?
+                let outcomes = try store.append(
+                    prepared: batch.flatMap(\.prepared), on: connection, cache: streamVersions,
+                    whileStoring: projector.map { projector in { outcomes in prepared = try projector.prepare(items(outcomes)) } })
                 appended = DispatchTime.now().uptimeNanoseconds
                 if let projector {
-                    let attachments = batch.flatMap(\.attachments)
-                    try projector.project(events.indices.map { (events[$0], attachments[$0], outcomes[$0]) }, on: connection)
+                    try projector.project(items(outcomes), prepared: prepared, on: connection)
                 }
                 projected = DispatchTime.now().uptimeNanoseconds
                 return outcomes

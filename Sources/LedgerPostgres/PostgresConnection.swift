@@ -7,7 +7,7 @@ import Foundation
 public final class PostgresConnection: @unchecked Sendable {
     // @unchecked: the PGconn pointer is only touched by the thread that holds
     // this connection (the pool hands it to one borrower at a time).
-    private var conn: OpaquePointer?
+    var conn: OpaquePointer?
     public let connectionString: String
     private(set) public var inTransaction = false
 
@@ -18,6 +18,10 @@ public final class PostgresConnection: @unchecked Sendable {
         statementTimeoutSeconds.flatMap { $0.isFinite && $0 > 0 ? $0 + 2 : nil }
     }
     private var answerTimedOut = false
+    /// Inside `transaction`: BEGIN not sent yet (it goes out with the first statement).
+    var beginPending = false
+    /// Inside `transaction`: statements to send with COMMIT (`deferUntilCommit`).
+    var deferred: [PipelinedStatement] = []
 
     /// Connects now; throws `.invalidConnectionString` or `.connectionFailed`.
     /// `statementTimeoutSeconds` makes the server cancel any statement that runs longer.
@@ -133,6 +137,14 @@ public final class PostgresConnection: @unchecked Sendable {
                                _ body: (OpaquePointer) throws -> T) throws -> T {
         if !inTransaction { try reconnectIfNeeded() }
         guard let conn else { throw PostgresError.connectionLost("no connection") }
+        if beginPending && answerDeadline() != nil { try sendPendingBegin() }
+        if beginPending {
+            beginPending = false
+            let results = try pipeline(conn, [PipelinedStatement(sql: "BEGIN", parameters: [], prepared: false),
+                                              PipelinedStatement(sql: sql, parameters: parameters, prepared: prepared)])
+            defer { results.forEach { PQclear($0) } }
+            return try body(results[1])
+        }
         let result: OpaquePointer
         answerTimedOut = false
         do {
@@ -159,33 +171,37 @@ public final class PostgresConnection: @unchecked Sendable {
         return try body(result)
     }
 
-    private func executePrepared(_ conn: OpaquePointer, _ sql: String, _ parameters: [SQLValue]) throws -> OpaquePointer {
-        let types = parameters.map(Self.type)
-        let statement: PreparedStatement
-        if let known = statements[sql] {
-            // Bound with other parameter types than it was prepared for: run it unprepared.
-            guard known.types == types else { return try execute(conn, sql, parameters) }
-            statement = known
-        } else {
-            guard statements.count < Self.maxPreparedStatements else { return try execute(conn, sql, parameters) }
-            statementCounter += 1
-            let name = "ledger_s\(statementCounter)"
-            guard let made = PQprepare(conn, name, sql, Int32(types.count), types) else { throw lostOrFailed(conn) }
-            defer { PQclear(made) }
-            guard PQresultStatus(made) == PGRES_COMMAND_OK else { throw Self.error(from: made, conn: conn) }
-            statement = PreparedStatement(name: name, types: types)
-            statements[sql] = statement
-        }
+    func executePrepared(_ conn: OpaquePointer, _ sql: String, _ parameters: [SQLValue]) throws -> OpaquePointer {
+        guard let name = try preparedName(conn, sql, parameters) else { return try execute(conn, sql, parameters) }
         return try send(conn, parameters) { count, values, lengths, formats in
             guard let deadline = answerDeadline() else {
-                return PQexecPrepared(conn, statement.name, count, values, lengths, formats, 0)
+                return PQexecPrepared(conn, name, count, values, lengths, formats, 0)
             }
-            guard PQsendQueryPrepared(conn, statement.name, count, values, lengths, formats, 0) == 1 else { return nil }
+            guard PQsendQueryPrepared(conn, name, count, values, lengths, formats, 0) == 1 else { return nil }
             return awaitResult(conn, until: deadline)
         }
     }
 
-    private static func type(_ value: SQLValue) -> Oid {
+    /// The server-side name of `sql` prepared for these parameters' types, preparing it
+    /// now if needed; nil when it must run unprepared (bound with other types than it
+    /// was prepared for, or too many statements prepared already).
+    func preparedName(_ conn: OpaquePointer, _ sql: String, _ parameters: [SQLValue]) throws -> String? {
+        let types = parameters.map(Self.type)
+        if let known = statements[sql] { return known.types == types ? known.name : nil }
+        guard statements.count < Self.maxPreparedStatements else { return nil }
+        statementCounter += 1
+        let name = "ledger_s\(statementCounter)"
+        guard let made = PQprepare(conn, name, sql, Int32(types.count), types) else { throw lostOrFailed(conn) }
+        defer { PQclear(made) }
+        guard PQresultStatus(made) == PGRES_COMMAND_OK else { throw Self.error(from: made, conn: conn) }
+        statements[sql] = PreparedStatement(name: name, types: types)
+        return name
+    }
+
+    /// Forgets every prepared statement (the session lost them, or is gone).
+    func forgetPreparedStatements() { statements.removeAll() }
+
+    static func type(_ value: SQLValue) -> Oid {
         switch value {
         case .bytes: return 17   // bytea
         case .binary(_, let oid): return Oid(oid)
@@ -196,6 +212,7 @@ public final class PostgresConnection: @unchecked Sendable {
     /// Runs a script of several statements with no parameters (migrations only:
     /// the simple query protocol; never pass values this way).
     public func executeScript(_ sql: String) throws {
+        try sendPendingBegin()
         if !inTransaction { try reconnectIfNeeded() }
         guard let conn else { throw PostgresError.connectionLost("no connection") }
         guard let result = PQexec(conn, sql) else { throw lostOrFailed(conn) }
@@ -207,23 +224,33 @@ public final class PostgresConnection: @unchecked Sendable {
     }
 
     /// Runs `body` inside BEGIN/COMMIT; rolls back when it throws.
+    ///
+    /// Round trips are saved where the answers are not needed: BEGIN goes out in
+    /// one pipeline with the transaction's first statement, and statements given
+    /// to `deferUntilCommit` go out in one pipeline with COMMIT.
     public func transaction<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
-        try query("BEGIN")
+        try reconnectIfNeeded()
         inTransaction = true
+        beginPending = true
+        deferred = []
         do {
             let value = try body(self)
-            try query("COMMIT")
+            try commitPipelined()
             inTransaction = false
             return value
         } catch {
             inTransaction = false
-            if isHealthy { _ = try? query("ROLLBACK") }
+            let begun = !beginPending
+            beginPending = false
+            deferred = []
+            if begun && isHealthy { _ = try? query("ROLLBACK") }
             throw error
         }
     }
 
     /// Streams `COPY (...) TO STDOUT` output chunk by chunk; memory stays flat.
     public func copyOut(_ sql: String, _ chunk: ([UInt8]) throws -> Void) throws {
+        try sendPendingBegin()
         if !inTransaction { try reconnectIfNeeded() }
         guard let conn else { throw PostgresError.connectionLost("no connection") }
         guard let start = PQexec(conn, sql) else { throw lostOrFailed(conn) }
@@ -267,7 +294,12 @@ public final class PostgresConnection: @unchecked Sendable {
     /// `produce` throws, the COPY is abandoned (nothing is stored) and the error
     /// rethrown. Returns the number of rows copied.
     @discardableResult
-    public func copyIn(_ sql: String, produce: (_ send: ([UInt8]) throws -> Void) throws -> Void) throws -> Int {
+    ///
+    /// `afterSending` runs once all the input is sent, while PostgreSQL still works
+    /// on it: work that needs no database (its error abandons the result as well).
+    public func copyIn(_ sql: String, produce: (_ send: ([UInt8]) throws -> Void) throws -> Void,
+                       afterSending: () throws -> Void = {}) throws -> Int {
+        try sendPendingBegin()
         if !inTransaction { try reconnectIfNeeded() }
         guard let conn else { throw PostgresError.connectionLost("no connection") }
         guard let start = PQexec(conn, sql) else { throw lostOrFailed(conn) }
@@ -294,6 +326,9 @@ public final class PostgresConnection: @unchecked Sendable {
         }
         let ended = PQputCopyEnd(conn, failure == nil ? nil : "the client abandoned the COPY")
         if ended != 1 && failure == nil { failure = lostOrFailed(conn) }
+        if failure == nil {
+            do { try afterSending() } catch { failure = error }
+        }
         var copied = 0
         while let result = PQgetResult(conn) {
             defer { PQclear(result) }
@@ -315,7 +350,7 @@ public final class PostgresConnection: @unchecked Sendable {
 
     // MARK: - libpq plumbing
 
-    private func execute(_ conn: OpaquePointer, _ sql: String, _ parameters: [SQLValue]) throws -> OpaquePointer {
+    func execute(_ conn: OpaquePointer, _ sql: String, _ parameters: [SQLValue]) throws -> OpaquePointer {
         let types = parameters.map(Self.type)
         return try send(conn, parameters) { count, values, lengths, formats in
             guard let deadline = answerDeadline() else {
@@ -327,7 +362,7 @@ public final class PostgresConnection: @unchecked Sendable {
     }
 
     /// When a statement must have been answered, if this connection bounds the wait.
-    private func answerDeadline() -> ContinuousClock.Instant? {
+    func answerDeadline() -> ContinuousClock.Instant? {
         answerTimeoutSeconds.map { ContinuousClock.now + .milliseconds(Int($0 * 1000)) }
     }
 
@@ -369,6 +404,22 @@ public final class PostgresConnection: @unchecked Sendable {
         _ conn: OpaquePointer, _ parameters: [SQLValue],
         _ call: (Int32, UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?, UnsafePointer<Int32>?) -> OpaquePointer?
     ) throws -> OpaquePointer {
+        let result = Self.withParameterLayout(parameters, call)
+        guard let result else { throw lostOrFailed(conn) }
+        switch PQresultStatus(result) {
+        case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
+            return result
+        default:
+            defer { PQclear(result) }
+            throw Self.error(from: result, conn: conn)
+        }
+    }
+
+    /// Calls `call` with the parameters laid out as libpq wants them: values, lengths, formats.
+    static func withParameterLayout<R>(
+        _ parameters: [SQLValue],
+        _ call: (Int32, UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?, UnsafePointer<Int32>?) -> R
+    ) -> R {
         let count = parameters.count
         // Parameter buffers are allocated and freed explicitly: pointers into
         // temporary Swift arrays must not escape (see notes/swift-c.md).
@@ -399,7 +450,7 @@ public final class PostgresConnection: @unchecked Sendable {
                 formats[i] = 1
             }
         }
-        let result: OpaquePointer? = values.withUnsafeBufferPointer { v in
+        return values.withUnsafeBufferPointer { v in
             v.baseAddress!.withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: max(count, 1)) { vp in
                 lengths.withUnsafeBufferPointer { l in
                     formats.withUnsafeBufferPointer { f in
@@ -408,22 +459,14 @@ public final class PostgresConnection: @unchecked Sendable {
                 }
             }
         }
-        guard let result else { throw lostOrFailed(conn) }
-        switch PQresultStatus(result) {
-        case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
-            return result
-        default:
-            defer { PQclear(result) }
-            throw Self.error(from: result, conn: conn)
-        }
     }
 
-    private func lostOrFailed(_ conn: OpaquePointer) -> PostgresError {
+    func lostOrFailed(_ conn: OpaquePointer) -> PostgresError {
         let message = String(cString: PQerrorMessage(conn)).trimmedLine
         return PQstatus(conn) == CONNECTION_OK ? .unexpectedResult(message) : .connectionLost(message)
     }
 
-    private static func error(from result: OpaquePointer, conn: OpaquePointer) -> PostgresError {
+    static func error(from result: OpaquePointer, conn: OpaquePointer) -> PostgresError {
         func field(_ code: UInt8) -> String? {
             guard let p = PQresultErrorField(result, Int32(code)) else { return nil }
             return String(cString: p)
@@ -438,7 +481,7 @@ public final class PostgresConnection: @unchecked Sendable {
         return .unexpectedResult(message)
     }
 
-    private static func read(_ result: OpaquePointer) -> QueryResult {
+    static func read(_ result: OpaquePointer) -> QueryResult {
         let nrows = Int(PQntuples(result))
         let ncols = Int(PQnfields(result))
         var columns = [String]()

@@ -185,7 +185,7 @@ struct ChainAppendTests {
 /// Fails the projection of the batch carrying the key "fail", once.
 struct FailOnceProjector: BatchProjector {
     struct Refused: Error {}
-    func project(_ appended: [(event: NewEvent, attachment: (any Sendable)?, outcome: AppendOutcome)],
+    func project(_ appended: [Item], prepared: (any Sendable)?,
                  on connection: PostgresConnection) throws {
         if appended.contains(where: { $0.event.idempotencyKey == "fail" }) { throw Refused() }
     }

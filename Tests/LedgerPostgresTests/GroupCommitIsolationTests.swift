@@ -9,7 +9,7 @@ import Testing
 /// one batch) and refuses any batch holding the poisoned stream, the way an
 /// index refuses an oversized value.
 struct GateAndPoisonProjector: BatchProjector {
-    func project(_ appended: [(event: NewEvent, attachment: (any Sendable)?, outcome: AppendOutcome)],
+    func project(_ appended: [Item], prepared: (any Sendable)?,
                  on connection: PostgresConnection) throws {
         if appended.contains(where: { $0.event.stream == "order-GATE" }) { Thread.sleep(forTimeInterval: 0.4) }
         if appended.contains(where: { $0.event.stream == "order-POISON" }) {

@@ -4,16 +4,49 @@ import LedgerPostgres
 /// Keeps the read models in the same transaction as the events they reflect:
 /// for every order (or enrollment) touched by a batch, load its state, fold
 /// the new events with the pure reducer, and save it.
+///
+/// Orders a batch starts (their stream's first event is in it) need no stored
+/// state: `prepare` folds and renders them while PostgreSQL stores the events.
 struct OrderProjection: BatchProjector {
     let orders = OrderReadModel()
     let enrollments = EnrollmentReadModel()
 
-    func project(_ appended: [(event: NewEvent, attachment: (any Sendable)?, outcome: AppendOutcome)],
-                 on c: PostgresConnection) throws {
+    /// A batch's appended events by read model, and the rows of the orders it
+    /// started, rendered.
+    struct Plan: Sendable {
         var orderEvents: [(MerchantOrderNo, [RecordedEvent])] = []
-        // Orders whose stream this batch started: they have no stored state to load.
+        /// Orders whose stream this batch started: they have no stored state to load.
         var newOrders = Set<String>()
         var enrollmentRefs: [String] = []
+        var rendered: [String: OrderRow] = [:]
+    }
+
+    func prepare(_ appended: [Item]) throws -> (any Sendable)? {
+        var plan = try Self.plan(appended)
+        let started = plan.orderEvents.filter { plan.newOrders.contains($0.0.value) }
+        let rows = OrderReadModel.render(started.map { no, events in
+            var model: (OrderState, Timestamp?) = (OrderState(merchantOrderNo: no), nil)
+            for event in events { Self.fold(&model, event) }
+            return model
+        })
+        for row in rows { plan.rendered[row.state.merchantOrderNo.value] = row }
+        return plan
+    }
+
+    func project(_ appended: [Item], prepared: (any Sendable)?, on c: PostgresConnection) throws {
+        let plan = try (prepared as? Plan) ?? Self.plan(appended)
+        try apply(plan.orderEvents, new: plan.newOrders, rendered: plan.rendered, deferSave: true, on: c)
+        for ref in plan.enrollmentRefs {
+            let stored = try EventStore().read(stream: "enrollment-" + ref, on: c)
+            try enrollments.save(EnrollmentState.replay(ref, stored.map(EventMapping.recorded)), on: c)
+        }
+    }
+
+    /// Groups the appended events by order (in order of first appearance) and
+    /// lists the enrollments touched.
+    static func plan(_ appended: [Item]) throws -> Plan {
+        var plan = Plan()
+        var indexByOrder: [String: Int] = [:]
         for (new, attachment, outcome) in appended {
             guard case .appended(let receipt) = outcome else { continue }
             // The submitter attaches the parsed event; parse the payload only when it did not.
@@ -21,40 +54,45 @@ struct OrderProjection: BatchProjector {
                 RecordedEvent(event: $0, position: receipt.position, recordedAt: receipt.recordedAt)
             } ?? EventMapping.recorded(new, receipt)
             if let no = recorded.event.merchantOrderNo {
-                if let i = orderEvents.firstIndex(where: { $0.0 == no }) {
-                    orderEvents[i].1.append(recorded)
+                if let i = indexByOrder[no.value] {
+                    plan.orderEvents[i].1.append(recorded)
                 } else {
-                    orderEvents.append((no, [recorded]))
-                    if receipt.streamVersion == 1 { newOrders.insert(no.value) }
+                    indexByOrder[no.value] = plan.orderEvents.count
+                    plan.orderEvents.append((no, [recorded]))
+                    if receipt.streamVersion == 1 { plan.newOrders.insert(no.value) }
                 }
-            } else if case .enrollment(let e) = recorded.event, !enrollmentRefs.contains(e.enrollmentRef) {
-                enrollmentRefs.append(e.enrollmentRef)
+            } else if case .enrollment(let e) = recorded.event, !plan.enrollmentRefs.contains(e.enrollmentRef) {
+                plan.enrollmentRefs.append(e.enrollmentRef)
             }
         }
-        try apply(orderEvents, new: newOrders, on: c)
-        for ref in enrollmentRefs {
-            let stored = try EventStore().read(stream: "enrollment-" + ref, on: c)
-            try enrollments.save(EnrollmentState.replay(ref, stored.map(EventMapping.recorded)), on: c)
-        }
+        return plan
     }
 
     /// Folds each order's new events into its stored state and saves them all:
-    /// one query to load, one to save, whatever the batch size. The export
-    /// period key (when the first paid observation was recorded) is set once.
-    /// Orders in `new` (their stream's first event is in this batch) start from
-    /// the empty state without a load: events are the source of truth, and the
-    /// save is an upsert either way.
-    func apply(_ batch: [(MerchantOrderNo, [RecordedEvent])], new: Set<String> = [], on c: PostgresConnection) throws {
+    /// one query to load, one to save, whatever the batch size. Orders in `new`
+    /// start from the empty state without a load (events are the source of
+    /// truth, and the save is an upsert either way); those in `rendered` are
+    /// already folded and rendered. With `deferSave` the save goes out with the
+    /// transaction's COMMIT, in one round trip (nothing may read these orders
+    /// in the same transaction afterwards).
+    func apply(_ batch: [(MerchantOrderNo, [RecordedEvent])], new: Set<String> = [],
+               rendered: [String: OrderRow] = [:], deferSave: Bool = false, on c: PostgresConnection) throws {
         let toLoad = batch.map(\.0).filter { !new.contains($0.value) }
         let stored = toLoad.isEmpty ? [:] : try orders.loadMany(toLoad, on: c)
-        var updated: [(OrderState, Timestamp?)] = []
-        updated.reserveCapacity(batch.count)
+        var rows: [OrderRow] = []
+        rows.reserveCapacity(batch.count)
+        var models: [(OrderState, Timestamp?)] = []
         for (no, events) in batch {
+            if let row = rendered[no.value] {
+                rows.append(row)
+                continue
+            }
             var model = stored[no.value] ?? (OrderState(merchantOrderNo: no), nil)
             for event in events { Self.fold(&model, event) }
-            updated.append(model)
+            models.append(model)
         }
-        try orders.saveMany(updated, on: c)
+        rows += OrderReadModel.render(models)
+        try orders.saveMany(rows, deferred: deferSave, on: c)
     }
 
     /// One event into a read model: the reducer's state, and the export period

@@ -41,6 +41,23 @@ struct OrderDocuments: Equatable, Sendable {
     }
 }
 
+/// One order as `ledger.orders` stores it: the state, the export period key, and
+/// what is rendered from the state.
+struct OrderRow: Sendable {
+    var state: OrderState
+    var paidRecordedAt: Timestamp?
+    var documents: OrderDocuments
+    /// The storage form (`OrderState.storageJSON`) as JSON text.
+    var stateText: [UInt8]
+
+    init(_ model: (OrderState, Timestamp?)) {
+        state = model.0
+        paidRecordedAt = model.1
+        documents = OrderDocuments(model.0)
+        stateText = JSONSerializer.bytes(model.0.storageJSON())
+    }
+}
+
 /// SQL for `ledger.orders`: load one state, save one state.
 struct OrderReadModel: Sendable {
     /// What a read of one order's stored document found.
@@ -116,9 +133,16 @@ struct OrderReadModel: Sendable {
     /// Upserts many orders in one statement. The rows travel column by column as
     /// binary arrays (`BinaryArray`): nothing is rendered as text to be parsed
     /// again but the state, which is stored as jsonb.
-    func saveMany(_ states: [(OrderState, Timestamp?)], on c: PostgresConnection) throws {
-        if states.isEmpty { return }
-        let n = states.count
+    /// With `deferred`, inside a transaction, the statement goes out with its COMMIT
+    /// (`deferUntilCommit`).
+    func saveMany(_ states: [(OrderState, Timestamp?)], deferred: Bool = false, on c: PostgresConnection) throws {
+        try saveMany(Self.render(states), deferred: deferred, on: c)
+    }
+
+    /// Upserts rows already rendered (`render`).
+    func saveMany(_ rows: [OrderRow], deferred: Bool = false, on c: PostgresConnection) throws {
+        if rows.isEmpty { return }
+        let n = rows.count
         var no = BinaryArray(.text), provider = BinaryArray(.text), status = BinaryArray(.int16)
         var statusName = BinaryArray(.text), paid = BinaryArray(.bool), attention = BinaryArray(.bool)
         var latePayment = BinaryArray(.bool), refunded = BinaryArray(.bool), expectedAmount = BinaryArray(.text)
@@ -129,9 +153,8 @@ struct OrderReadModel: Sendable {
         var paidRecordedAt = BinaryArray(.timestamptz), eventCount = BinaryArray(.int32)
         var lastPosition = BinaryArray(.int64), state = BinaryArray(.jsonb, capacity: n * 1024)
         var document = BinaryArray(.text, capacity: n * 1024), documentMasked = BinaryArray(.text)
-        let rendered = Self.render(states.map(\.0))
-        for (index, (s, paidRecorded)) in states.enumerated() {
-            let (documents, stateText) = rendered[index]
+        for row in rows {
+            let (s, paidRecorded, documents, stateText) = (row.state, row.paidRecordedAt, row.documents, row.stateText)
             no.append(text: s.merchantOrderNo.value)
             provider.append(text: s.provider)
             status.append(Int64(s.status.rawValue))
@@ -164,21 +187,24 @@ struct OrderReadModel: Sendable {
                        documentMasked]
         // Prepared once per connection: planned once, not at every commit. Safe as a
         // generic plan: the rows come from the parameters, the conflict from the key.
-        try c.query(Self.saveManySQL, columns.map(\.parameter) + [.int(Int64(OrderDocuments.version))], prepared: true)
+        let parameters = columns.map(\.parameter) + [.int(Int64(OrderDocuments.version))]
+        if deferred {
+            try c.deferUntilCommit(Self.saveManySQL, parameters, prepared: true)
+        } else {
+            try c.query(Self.saveManySQL, parameters, prepared: true)
+        }
     }
 
-    /// Each order's documents and storage text. This is most of a save's CPU and it
-    /// runs on the single writer, inside the transaction, so a large batch is split
-    /// across the cores.
-    static func render(_ states: [OrderState]) -> [(OrderDocuments, [UInt8])] {
-        @Sendable func one(_ s: OrderState) -> (OrderDocuments, [UInt8]) { (OrderDocuments(s), JSONSerializer.bytes(s.storageJSON())) }
-        let chunks = min(ProcessInfo.processInfo.activeProcessorCount, states.count / 16)
-        guard chunks > 1 else { return states.map(one) }
-        var out = [(OrderDocuments, [UInt8])?](repeating: nil, count: states.count)
+    /// Each order's row as it is saved: its documents and storage text. This is most
+    /// of a save's CPU; a large batch is split across the cores.
+    static func render(_ models: [(OrderState, Timestamp?)]) -> [OrderRow] {
+        let chunks = min(ProcessInfo.processInfo.activeProcessorCount, models.count / 16)
+        guard chunks > 1 else { return models.map(OrderRow.init) }
+        var out = [OrderRow?](repeating: nil, count: models.count)
         out.withUnsafeMutableBufferPointer { buffer in
             nonisolated(unsafe) let slots = buffer   // each chunk writes its own indices only
             DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
-                for index in stride(from: chunk, to: states.count, by: chunks) { slots[index] = one(states[index]) }
+                for index in stride(from: chunk, to: models.count, by: chunks) { slots[index] = OrderRow(models[index]) }
             }
         }
         return out.map { $0! }
