@@ -117,6 +117,22 @@ public final class PostgresConnection: @unchecked Sendable {
         }
     }
 
+    /// Every row's values as the bytes PostgreSQL sent (text format; nil for SQL NULL), with
+    /// no String made per cell: for hot reads whose text is passed on as it is.
+    public func rawRows(_ sql: String, _ parameters: [SQLValue] = [], prepared: Bool = false) throws -> [[[UInt8]?]] {
+        try withResult(sql, parameters, prepared: prepared) { result in
+            let columns = PQnfields(result)
+            return (0..<PQntuples(result)).map { row in
+                (0..<columns).map { column -> [UInt8]? in
+                    if PQgetisnull(result, row, column) == 1 { return nil }
+                    let length = Int(PQgetlength(result, row, column))
+                    guard length > 0, let value = PQgetvalue(result, row, column) else { return [] }
+                    return Array(UnsafeRawBufferPointer(start: value, count: length))
+                }
+            }
+        }
+    }
+
     /// Statements prepared on this connection, by SQL text. A new connection (reconnect) starts
     /// empty: prepared statements live and die with their server session.
     private var statements: [String: PreparedStatement] = [:]

@@ -13,6 +13,7 @@ public final class LedgerApplication: Sendable {
     /// (each runs one request at a time), so a read never waits behind writes for a connection.
     let readPool: ConnectionPool
     let committer: GroupCommitter
+    let documents: DocumentBatcher
     let server: HTTPServer
     let logger: Logger
 
@@ -28,12 +29,13 @@ public final class LedgerApplication: Sendable {
         // Inline reads block a polling thread: the server cancels a read statement that
         // outlives the request timeout (see README, *Reads run inline*).
         var readDatabase = database
-        readDatabase.poolSize = max(1, http.pollingThreads)
+        readDatabase.poolSize = max(1, http.pollingThreads) + 1   // + the DocumentBatcher's
         readDatabase.statementTimeoutSeconds = http.requestTimeoutSeconds
         let readPool = ConnectionPool(configuration: readDatabase)
         let committer = GroupCommitter(pool: pool, projector: OrderProjection())
         let registry = MetricsRegistry()
         let metrics = ServiceMetrics(registry: registry, committer: committer, pool: pool, readPool: readPool)
+        let documents = DocumentBatcher(pool: readPool)
         let router = Routes.router
         let handler = APIHandler(
             router: router,
@@ -43,6 +45,7 @@ public final class LedgerApplication: Sendable {
                                                         budget: QuarantineBudget(maxBytes: configuration.quarantineMaxBytes,
                                                                                  dropped: metrics.quarantineFull))),
             queries: OrderQueries(pool: readPool),
+            documents: documents,
             operations: Operations(pool: pool, migrator: migrator, metrics: registry),
             logger: logger,
             clock: { Timestamp.now() })
@@ -57,6 +60,7 @@ public final class LedgerApplication: Sendable {
         self.pool = pool
         self.readPool = readPool
         self.committer = committer
+        self.documents = documents
         registry.addCollector { [server] in instrumentation.sampleInFlight(of: server) }
     }
 
@@ -71,6 +75,7 @@ public final class LedgerApplication: Sendable {
 
     public func stop() {
         server.stop()
+        documents.stop()
         committer.shutdown()
         pool.close()
         readPool.close()

@@ -1,3 +1,4 @@
+import Foundation
 import LedgerCore
 import LedgerHTTP
 import LedgerPostgres
@@ -11,6 +12,8 @@ struct APIHandler: Sendable {
     let authenticator: Authenticator
     let ingestion: Ingestion
     let queries: OrderQueries
+    /// Where GET /v1/orders/{no} (without asOf) reads its document.
+    let documents: DocumentBatcher
     let operations: Operations
     let logger: Logger
     let clock: @Sendable () -> Timestamp
@@ -19,9 +22,16 @@ struct APIHandler: Sendable {
     /// once): the server runs these on its polling thread.
     func runsInline(_ request: HTTPRequest) -> Bool {
         switch router.match(method: request.method, path: request.path) {
-        case .found(let name, _): return Routes.inlineNames.contains(name)
+        case .found(let name, _):
+            if Self.readsBatched(name, request) { return false }   // deferred: see startDeferred
+            return Routes.inlineNames.contains(name)
         case .notFound, .methodNotAllowed: return true
         }
+    }
+
+    /// GET /v1/orders/{no} without asOf: its document comes from the DocumentBatcher.
+    private static func readsBatched(_ name: String, _ request: HTTPRequest) -> Bool {
+        name == "get_order" && request.query["asOf"] == nil
     }
 
     /// Signed web3 webhooks that verify wait for their commit without a thread: the
@@ -29,24 +39,86 @@ struct APIHandler: Sendable {
     /// connection. Everything else, including a delivery that fails verification (it is
     /// quarantined, which blocks), goes to `handle` on a worker.
     func startDeferred(_ request: HTTPRequest, _ responder: Responder) -> DeferredStart {
-        guard case .found("webhook_web3", _) = router.match(method: request.method, path: request.path) else {
+        guard case .found(let name, let parameters) = router.match(method: request.method, path: request.path) else {
             return .declined
         }
-        let logger = self.logger
-        let submitted = ingestion.submitWeb3Webhook(request, now: clock()) { result in
+        if Self.readsBatched(name, request) {
+            startBatchedRead(request, parameters, responder)
+            return .pending
+        }
+        guard name == "webhook_web3" else { return .declined }
+        let submitted = ingestion.submitWeb3Webhook(request, now: clock()) { [self] result in
             switch result {
             case .success(let written):
                 responder.respond(Self.ack(written))
             case .failure(let error):
-                let problem = ServiceError.from(error)
-                if problem.status >= 500 {
-                    logger.error("request failed", [("requestId", .string(request.requestID)), ("route", .string("webhook_web3")),
-                                                    ("error", .string(String(describing: error)))])
-                }
-                responder.respond(problem.response)
+                responder.respond(problem(error, name, request))
             }
         }
         return submitted ? .pending : .declined
+    }
+
+    /// GET /v1/orders/{no}: authorizes here (the token cache makes that quick), then
+    /// queues the read; the batch's answer resumes the connection. A document stored by
+    /// another rendering version is derived from the state on a worker queue.
+    private func startBatchedRead(_ request: HTTPRequest, _ parameters: [String: String], _ responder: Responder) {
+        let name = "get_order"
+        do {
+            let principal = try authorize(name, request, now: clock())
+            let no = try MerchantOrderNo(parameters["no"] ?? "")
+            try checkScope(principal, no)
+            let masked = principal?.role != .auditor
+            documents.read(no, masked: masked) { [self] result in
+                switch result {
+                case .success(.body(let body)):
+                    responder.respond(.json(200, body))
+                case .success(.missing):
+                    responder.respond(ServiceError.notFound("no order \(no.value)").response)
+                case .success(.stale):
+                    DispatchQueue.global().async {
+                        responder.respond(answer(name, request) { .json(200, try queries.orderDocument(no, masked: masked)) })
+                    }
+                case .failure(let error):
+                    responder.respond(problem(error, name, request))
+                }
+            }
+        } catch {
+            responder.respond(problem(error, name, request))
+        }
+    }
+
+    /// The response of `body`, or the problem its error means.
+    private func answer(_ name: String, _ request: HTTPRequest, _ body: () throws -> HTTPResponse) -> HTTPResponse {
+        do { return try body() } catch { return problem(error, name, request) }
+    }
+
+    /// The problem response for `error`; server-side failures are logged.
+    private func problem(_ error: Error, _ name: String, _ request: HTTPRequest) -> HTTPResponse {
+        let problem = ServiceError.from(error)
+        if problem.status >= 500 {
+            logger.error("request failed", [("requestId", .string(request.requestID)), ("route", .string(name)),
+                                            ("error", .string(String(describing: error)))])
+        }
+        return problem.response
+    }
+
+    /// The caller's principal if the route takes one (nil for routes without roles);
+    /// 401 without a valid token, 403 for a role the route does not admit.
+    private func authorize(_ name: String, _ request: HTTPRequest, now: Timestamp) throws -> Principal? {
+        guard let spec = Routes.byName[name] else { throw ServiceError.notFound("no such route") }
+        guard let roles = spec.roles else { return nil }
+        let p = try authenticator.principal(authorization: request.header("authorization"), now: now)
+        guard roles.contains(p.role) else {
+            throw ServiceError.forbidden("a \(p.role.rawValue) token may not call \(spec.method) \(spec.path)")
+        }
+        return p
+    }
+
+    /// A client token reaches its own order only.
+    private func checkScope(_ principal: Principal?, _ no: MerchantOrderNo) throws {
+        if let p = principal, p.role == .client, p.scope != no.value {
+            throw ServiceError.forbidden("this client token is scoped to another order")
+        }
     }
 
     func handle(_ request: HTTPRequest) -> HTTPResponse {
@@ -57,32 +129,17 @@ struct APIHandler: Sendable {
             do {
                 return try dispatch(name, parameters, request)
             } catch {
-                let problem = ServiceError.from(error)
-                if problem.status >= 500 {
-                    logger.error("request failed", [("requestId", .string(request.requestID)), ("route", .string(name)),
-                                                    ("error", .string(String(describing: error)))])
-                }
-                return problem.response
+                return problem(error, name, request)
             }
         }
     }
 
     private func dispatch(_ name: String, _ parameters: [String: String], _ request: HTTPRequest) throws -> HTTPResponse {
         let now = clock()
-        guard let spec = Routes.byName[name] else { throw ServiceError.notFound("no such route") }
-        var principal: Principal?
-        if let roles = spec.roles {
-            let p = try authenticator.principal(authorization: request.header("authorization"), now: now)
-            guard roles.contains(p.role) else {
-                throw ServiceError.forbidden("a \(p.role.rawValue) token may not call \(spec.method) \(spec.path)")
-            }
-            principal = p
-        }
+        let principal = try authorize(name, request, now: now)
         func orderNo() throws -> MerchantOrderNo {
             let no = try MerchantOrderNo(parameters["no"] ?? "")
-            if let p = principal, p.role == .client, p.scope != no.value {
-                throw ServiceError.forbidden("this client token is scoped to another order")
-            }
+            try checkScope(principal, no)
             return no
         }
         // Emails are masked for everyone but auditors.

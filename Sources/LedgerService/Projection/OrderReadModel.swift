@@ -80,6 +80,27 @@ struct OrderReadModel: Sendable {
         return .body(body)
     }
 
+    /// The stored documents of many orders in one indexed select: for each order found,
+    /// its document and masked document, or nils when they are stale (see `document`).
+    func documents(_ numbers: [String], on c: PostgresConnection) throws -> [String: (document: [UInt8]?, masked: [UInt8]?)] {
+        var keys = BinaryArray(.text)
+        for no in numbers { keys.append(text: no) }
+        let rows = try c.rawRows(Self.documentsSQL, [keys.parameter, .int(Int64(OrderDocuments.version))], prepared: true)
+        var found: [String: (document: [UInt8]?, masked: [UInt8]?)] = [:]
+        for row in rows where row.count == 3 {
+            guard let no = row[0] else { continue }
+            found[String(decoding: no, as: UTF8.self)] = (row[1], row[2])
+        }
+        return found
+    }
+
+    static let documentsSQL = """
+        SELECT merchant_order_no,
+               CASE WHEN document_version = $2::smallint THEN document END,
+               CASE WHEN document_version = $2::smallint THEN coalesce(document_masked, document) END
+          FROM ledger.orders WHERE merchant_order_no = ANY($1::text[])
+        """
+
     static let documentSQL = """
         SELECT CASE WHEN document_version = $2::smallint THEN document END
           FROM ledger.orders WHERE merchant_order_no = $1
