@@ -22,14 +22,37 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         let micros = Int(microseconds - secs * 1_000_000)
         let (y, m, d) = Self.civil(fromDays: Int(floorDiv(secs, 86_400)))
         let sod = Int(secs - floorDiv(secs, 86_400) * 86_400)
-        var s = pad(y, 4) + "-" + pad(m, 2) + "-" + pad(d, 2) + "T"
-        s += pad(sod / 3600, 2) + ":" + pad(sod / 60 % 60, 2) + ":" + pad(sod % 60, 2)
-        if micros != 0 {
-            var frac = pad(micros, 6)
-            while frac.hasSuffix("0") { frac.removeLast() }
-            s += "." + frac
+        // Written digit by digit into one buffer: this runs for every time in every
+        // document, payload and log line.
+        var b = [UInt8]()
+        b.reserveCapacity(27)
+        func digits(_ value: Int, _ width: Int) {
+            var divisor = 1
+            for _ in 1..<width { divisor *= 10 }
+            if value >= divisor * 10 || value < 0 {   // a year beyond 9999 or before 0: as String prints it
+                let text = Array(String(value).utf8)
+                if text.count < width { b.append(contentsOf: [UInt8](repeating: 48, count: width - text.count)) }
+                b.append(contentsOf: text)
+                return
+            }
+            var rest = value
+            while divisor > 0 {
+                b.append(UInt8(48 + rest / divisor % 10))
+                rest %= divisor
+                divisor /= 10
+            }
         }
-        return s + "Z"
+        digits(y, 4); b.append(UInt8(ascii: "-")); digits(m, 2); b.append(UInt8(ascii: "-")); digits(d, 2)
+        b.append(UInt8(ascii: "T"))
+        digits(sod / 3600, 2); b.append(UInt8(ascii: ":")); digits(sod / 60 % 60, 2); b.append(UInt8(ascii: ":"))
+        digits(sod % 60, 2)
+        if micros != 0 {
+            b.append(UInt8(ascii: "."))
+            digits(micros, 6)
+            while b.last == 48 { b.removeLast() }
+        }
+        b.append(UInt8(ascii: "Z"))
+        return String(decoding: b, as: UTF8.self)
     }
 
     public var description: String { rfc3339 }
@@ -121,7 +144,3 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
 
 private func floorDiv(_ a: Int64, _ b: Int64) -> Int64 { a >= 0 ? a / b : (a - b + 1) / b }
 
-private func pad(_ value: Int, _ width: Int) -> String {
-    let s = String(value)
-    return s.count >= width ? s : String(repeating: "0", count: width - s.count) + s
-}

@@ -1,0 +1,46 @@
+import Testing
+@testable import LedgerCore
+
+@Suite("RFC 3339 times")
+struct TimestampTests {
+    /// Splitmix64: a seeded generator, so a failure names a reproducible case.
+    struct Seeded {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D1_049B_B133_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    @Test("printing then parsing gives the same time, for 20,000 seeded times from year 1 to 9999")
+    func roundTrip() {
+        var random = Seeded(state: 20261129)
+        let first: Int64 = -62_135_596_800_000_000        // 0001-01-01T00:00:00Z
+        let last: Int64 = 253_402_300_799_999_999         // 9999-12-31T23:59:59.999999Z
+        for n in 0..<20_000 {
+            var micros = first + Int64(random.next() % UInt64(last - first))
+            if n % 3 == 0 { micros -= micros % 1_000_000 }           // whole seconds
+            if n % 5 == 0 { micros -= micros % 1_000 }               // milliseconds
+            let t = Timestamp(microseconds: micros)
+            let text = t.rfc3339
+            #expect(Timestamp.parse(text) == t, "\(micros) printed as \(text)")
+            #expect(text.utf8.count >= 20 && text.utf8.count <= 27 && text.hasSuffix("Z"), "\(text)")
+            #expect(!text.contains(".") || !text.dropLast().hasSuffix("0"), "trailing zeros: \(text)")
+        }
+    }
+
+    @Test("known times print as expected")
+    func known() {
+        #expect(Timestamp(microseconds: 0).rfc3339 == "1970-01-01T00:00:00Z")
+        #expect(Timestamp(microseconds: 1_000).rfc3339 == "1970-01-01T00:00:00.001Z")
+        #expect(Timestamp(microseconds: 123_456).rfc3339 == "1970-01-01T00:00:00.123456Z")
+        #expect(Timestamp(microseconds: 120_000).rfc3339 == "1970-01-01T00:00:00.12Z")
+        #expect(Timestamp(microseconds: -1).rfc3339 == "1969-12-31T23:59:59.999999Z")
+        #expect(Timestamp(seconds: 1_796_083_200).rfc3339 == "2026-12-01T00:00:00Z")
+        #expect(Timestamp(microseconds: -62_135_596_800_000_000).rfc3339 == "0001-01-01T00:00:00Z")
+        #expect(Timestamp(microseconds: 253_402_300_799_999_999).rfc3339 == "9999-12-31T23:59:59.999999Z")
+    }
+}
