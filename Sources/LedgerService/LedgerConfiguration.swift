@@ -17,6 +17,10 @@ public struct LedgerConfiguration: Sendable {
     /// further rejected deliveries are only counted, not kept.
     public var quarantineMaxBytes: Int64 = Self.defaultQuarantineMaxBytes
     public static let defaultQuarantineMaxBytes: Int64 = 1 << 30
+    /// How many rejected deliveries a minute one remote address may have kept
+    /// (a burst of that many, then that rate); the rest are only counted.
+    public var quarantinePerSourcePerMinute: Int = Self.defaultQuarantinePerSourcePerMinute
+    public static let defaultQuarantinePerSourcePerMinute = 120
 
     public var database: DatabaseConfiguration { DatabaseConfiguration(connectionString: databaseURL) }
 
@@ -34,6 +38,8 @@ public struct LedgerConfiguration: Sendable {
         let maxBody = try integer(env, "LEDGER_MAX_BODY", default: 1_048_576, range: 1...(64 << 20))
         let quarantineMax = try integer(env, "LEDGER_QUARANTINE_MAX_BYTES", default: Int(defaultQuarantineMaxBytes),
                                         range: 0...(1 << 44))
+        let perSource = try integer(env, "LEDGER_QUARANTINE_PER_SOURCE", default: defaultQuarantinePerSourcePerMinute,
+                                    range: 1...1_000_000)
         var configuration = LedgerConfiguration(
             databaseURL: url,
             listenHost: String(listen[..<colon]),
@@ -45,6 +51,7 @@ public struct LedgerConfiguration: Sendable {
             signatureToleranceSeconds: Int64(tolerance),
             maxBodyBytes: maxBody)
         configuration.quarantineMaxBytes = Int64(quarantineMax)
+        configuration.quarantinePerSourcePerMinute = perSource
         return configuration
     }
 

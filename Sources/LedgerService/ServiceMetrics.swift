@@ -10,6 +10,7 @@ struct ServiceMetrics: Sendable {
     let registry: MetricsRegistry
     let rejectedDeliveries: Counter
     let quarantineFull: Counter
+    let quarantineRateLimited: Counter
 
     /// - Parameters:
     ///   - pool: the pool of writes and most work; `readPool`: the one inline reads use, if separate.
@@ -19,6 +20,8 @@ struct ServiceMetrics: Sendable {
                                               help: "Webhook deliveries refused and quarantined, by reason", labels: ["reason"])
         quarantineFull = registry.counter("ledger_quarantine_full_total",
                                           help: "Rejected deliveries counted but not kept: the quarantine had reached LEDGER_QUARANTINE_MAX_BYTES")
+        quarantineRateLimited = registry.counter("ledger_quarantine_rate_limited_total",
+                                                 help: "Rejected deliveries counted but not kept: their remote address had used up LEDGER_QUARANTINE_PER_SOURCE")
         let appended = registry.counter("ledger_events_appended_total", help: "Events appended to ledger.events")
         let duplicates = registry.counter("ledger_event_duplicates_total", help: "Appends answered as duplicates (redeliveries)")
         let batches = registry.counter("ledger_group_commit_batches_total", help: "Group-commit transactions committed")

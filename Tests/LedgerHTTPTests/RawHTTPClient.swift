@@ -33,7 +33,8 @@ final class RawConnection {
             }
         }
         guard result == 0 else {
-            close(fd)
+            // No close(fd) here: deinit closes it (it runs when a fully initialized class's
+            // init throws), and closing twice could shut another thread's new descriptor.
             throw RawError.io("connect: \(errno)")
         }
         var timeout = timeval(tv_sec: Int(receiveTimeout), tv_usec: Int(receiveTimeout.truncatingRemainder(dividingBy: 1) * 1e6))

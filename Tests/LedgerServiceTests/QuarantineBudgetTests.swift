@@ -7,12 +7,12 @@ import Testing
 
 /// A flood of forged deliveries must not fill the disk: past its budget the
 /// quarantine counts rejections without keeping them.
-@Suite("Quarantine budget")
+@Suite("Quarantine budget and per-source limit")
 struct QuarantineBudgetTests {
-    static func forged(_ n: Int) -> HTTPRequest {
+    static func forged(_ n: Int, from address: String = "192.0.2.7") -> HTTPRequest {
         HTTPRequest(method: "POST", path: "/v1/webhooks/web3",
                     headers: ["x-pay-signature": "00", "x-pay-timestamp": "1"],
-                    body: Array(#"{"merchantOrderNo":"SO-\#(n)"}"#.utf8), remoteAddress: "192.0.2.7", requestID: "r\(n)")
+                    body: Array(#"{"merchantOrderNo":"SO-\#(n)"}"#.utf8), remoteAddress: address, requestID: "r\(n)")
     }
 
     func quarantine(_ db: TestDatabase, maxBytes: Int64) -> (Quarantine, Counter, Counter, ConnectionPool) {
@@ -21,7 +21,9 @@ struct QuarantineBudgetTests {
         let full = registry.counter("full", help: "")
         let pool = db.pool(size: 2)
         return (Quarantine(pool: pool, rejected: rejected, logger: .disabled,
-                           budget: QuarantineBudget(maxBytes: maxBytes, dropped: full, recheck: .zero)), rejected, full, pool)
+                           budget: QuarantineBudget(maxBytes: maxBytes, dropped: full, recheck: .zero),
+                           sources: QuarantineSourceLimit(perMinute: 1000),
+                           rateLimited: registry.counter("limited", help: "")), rejected, full, pool)
     }
 
     @Test("within budget a rejected delivery is kept; past it, it is counted as rejected and as not kept")
@@ -44,6 +46,57 @@ struct QuarantineBudgetTests {
         #expect(try c.query(rows).int64(0, "n") == 1)
         #expect(fullRejected.value("bad_signature") == 3)
         #expect(fullDropped.value() == 3)
+    }
+
+    @Test("one address keeps at most its per-minute share; others still have theirs; every rejection is counted")
+    func perSource() throws {
+        let db = try TestDatabase.create("qsource")
+        let c = try db.connect()
+        let registry = MetricsRegistry()
+        let rejected = registry.counter("rejected", help: "", labels: ["reason"])
+        let limited = registry.counter("limited", help: "")
+        let pool = db.pool(size: 2)
+        defer { pool.close() }
+        let quarantine = Quarantine(pool: pool, rejected: rejected, logger: .disabled,
+                                    budget: QuarantineBudget(maxBytes: 1 << 30, dropped: registry.counter("full", help: "")),
+                                    sources: QuarantineSourceLimit(perMinute: 3), rateLimited: limited)
+        for n in 1...10 { quarantine.keep(Self.forged(n, from: "198.51.100.1"), provider: "web3", error: .badSignature) }
+        quarantine.keep(Self.forged(11, from: "198.51.100.2"), provider: "web3", error: .badSignature)
+        let kept = try c.query("SELECT remote_address, count(*) AS n FROM ledger.quarantine GROUP BY 1 ORDER BY 1")
+        #expect(kept.count == 2)
+        #expect(try kept.string(0, "remote_address") == "198.51.100.1" && kept.int64(0, "n") == 3)
+        #expect(try kept.string(1, "remote_address") == "198.51.100.2" && kept.int64(1, "n") == 1)
+        #expect(rejected.value("bad_signature") == 11)
+        #expect(limited.value() == 7)
+    }
+
+    @Test("the per-source bucket: a burst of its size, then its rate; memory bounded by the number of sources")
+    func sourceBucket() {
+        let start = ContinuousClock.now
+        let limit = QuarantineSourceLimit(perMinute: 60, maxSources: 2)
+        #expect((0..<60).allSatisfy { _ in limit.allows("a", now: start) })
+        #expect(!limit.allows("a", now: start))
+        #expect(!limit.allows("a", now: start + .milliseconds(900)))   // less than one second: no token yet
+        #expect(limit.allows("a", now: start + .seconds(2)))            // one a second
+        #expect(limit.allows("a", now: start + .seconds(2)))
+        #expect(!limit.allows("a", now: start + .seconds(2)))
+        #expect((0..<60).allSatisfy { _ in limit.allows("b", now: start + .seconds(2)) })
+        // Two active sources tracked: a third is not kept until a bucket has refilled.
+        #expect(!limit.allows("c", now: start + .seconds(3)))
+        #expect(limit.trackedSources == 2)
+        #expect(limit.allows("c", now: start + .seconds(200)))           // a and b refilled and were forgotten
+        #expect(limit.trackedSources == 1)
+    }
+
+    @Test("LEDGER_QUARANTINE_PER_SOURCE: 120 a minute by default, a bad value named")
+    func perSourceConfiguration() throws {
+        let base = ["DATABASE_URL": "postgresql://localhost/x"]
+        #expect(try LedgerConfiguration.fromEnvironment(base).quarantinePerSourcePerMinute == 120)
+        #expect(try LedgerConfiguration.fromEnvironment(base.merging(["LEDGER_QUARANTINE_PER_SOURCE": "7"]) { $1 })
+            .quarantinePerSourcePerMinute == 7)
+        #expect(throws: ConfigurationError.self) {
+            try LedgerConfiguration.fromEnvironment(base.merging(["LEDGER_QUARANTINE_PER_SOURCE": "0"]) { $1 })
+        }
     }
 
     @Test("LEDGER_QUARANTINE_MAX_BYTES: 1 GiB by default, a bad value named")

@@ -66,9 +66,10 @@ final class TestConnection: @unchecked Sendable {
             }
         }
         guard result == 0 else {
-            let e = errno
-            close(fd)
-            throw ClientError.io("connect to 127.0.0.1:\(port): errno \(e)")
+            // No close(fd) here: deinit runs when a fully initialized class's init throws,
+            // and a second close could shut a descriptor another thread has just been given
+            // (an in-process server's new connection: libmicrohttpd then aborts).
+            throw ClientError.io("connect to 127.0.0.1:\(port): errno \(errno)")
         }
         var timeout = timeval(tv_sec: Int(receiveTimeout), tv_usec: Int(receiveTimeout.truncatingRemainder(dividingBy: 1) * 1e6))
         _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))

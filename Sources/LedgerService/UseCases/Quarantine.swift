@@ -7,14 +7,19 @@ import LedgerPostgres
 /// byte in ledger.quarantine with secrets redacted from the headers, counted
 /// in `ledger_rejected_deliveries_total{reason}`, never written as events.
 ///
-/// A flood of forged deliveries must not fill the disk: once the table has
-/// grown past `budget.maxBytes`, rejections are still counted (and answered
-/// 401) but no longer kept, and `ledger_quarantine_full_total` counts them.
+/// A flood of forged deliveries must not fill the disk, nor crowd out other
+/// senders' evidence: each remote address may have `sources.perMinute`
+/// rejections a minute kept (`ledger_quarantine_rate_limited_total` counts
+/// the rest), and once the table has grown past `budget.maxBytes` nothing
+/// more is kept (`ledger_quarantine_full_total`). Every rejection is still
+/// answered 401 and counted in `ledger_rejected_deliveries_total`.
 struct Quarantine: Sendable {
     let pool: ConnectionPool
     let rejected: Counter
     let logger: Logger
     let budget: QuarantineBudget
+    let sources: QuarantineSourceLimit
+    let rateLimited: Counter
 
     /// Headers whose values may be credentials or signatures, by name or by a part of it.
     static let secretHeaders: Set<String> = ["authorization", "proxy-authorization", "cookie", "set-cookie"]
@@ -32,6 +37,10 @@ struct Quarantine: Sendable {
 
     func keep(_ request: HTTPRequest, provider: String, error rejection: CoreError) {
         rejected.increment(rejection.reason)
+        guard sources.allows(request.remoteAddress) else {
+            rateLimited.increment()
+            return
+        }
         do {
             _ = try pool.withConnection { c in
                 guard try budget.allows(on: c) else {
