@@ -49,8 +49,12 @@ public final class GroupCommitter: @unchecked Sendable {
     private let streamVersions = StreamVersionCache()
     private let projector: BatchProjector?
     private let maxBatch: Int
+    /// Beyond this many events waiting, new submissions are refused at once (503 upstream):
+    /// while the database stalls, callers that gave up and retry must not pile up here.
+    private let maxQueuedEvents: Int
     private let condition = NSCondition()
     private var queue: [Request] = []
+    private var queuedEvents = 0
     private var stopping = false
     private var running = true
     /// Answers go out from here, in commit order, so the writer starts on the
@@ -78,10 +82,12 @@ public final class GroupCommitter: @unchecked Sendable {
         public init() {}
     }
 
-    public init(pool: ConnectionPool, projector: BatchProjector? = nil, maxBatch: Int = 1000) {
+    public init(pool: ConnectionPool, projector: BatchProjector? = nil, maxBatch: Int = 1000,
+                maxQueuedEvents: Int = 50_000) {
         self.pool = pool
         self.projector = projector
         self.maxBatch = maxBatch
+        self.maxQueuedEvents = max(1, maxQueuedEvents)
         let thread = Thread { [self] in self.writerLoop() }
         thread.name = "ledger.group-commit"
         thread.start()
@@ -100,6 +106,13 @@ public final class GroupCommitter: @unchecked Sendable {
             completion(.failure(PostgresError.connectionFailed("the ledger is shutting down")))
             return
         }
+        if queuedEvents + events.count > maxQueuedEvents && queuedEvents > 0 {
+            let waiting = queuedEvents
+            condition.unlock()
+            completion(.failure(PostgresError.connectionFailed("the writer is behind: \(waiting) events wait for a commit")))
+            return
+        }
+        queuedEvents += events.count
         queue.append(request)
         condition.signal()
         condition.unlock()
@@ -172,6 +185,7 @@ public final class GroupCommitter: @unchecked Sendable {
             }
             let batch = Array(queue[..<taken])
             queue.removeFirst(taken)
+            queuedEvents -= count
             condition.unlock()
             commit(batch)
         }

@@ -20,7 +20,7 @@ public struct LedgerConfiguration: Sendable {
     /// How many rejected deliveries a minute one remote address may have kept
     /// (a burst of that many, then that rate); the rest are only counted.
     public var quarantinePerSourcePerMinute: Int = Self.defaultQuarantinePerSourcePerMinute
-    public static let defaultQuarantinePerSourcePerMinute = 120
+    public static let defaultQuarantinePerSourcePerMinute = 600
 
     public var database: DatabaseConfiguration { DatabaseConfiguration(connectionString: databaseURL) }
 

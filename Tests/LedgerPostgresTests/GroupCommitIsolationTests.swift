@@ -49,4 +49,37 @@ struct GroupCommitIsolationTests {
         #expect(try ChainVerifier().verify(on: c) == .intact(events: 5, head: 5))
         #expect(committer.stats.failedBatches >= 2)   // the shared batch, then the poisoned request alone
     }
+
+    @Test("past maxQueuedEvents waiting, a submission is refused at once as unavailable; what was queued commits")
+    func backpressure() throws {
+        let db = try TestDatabase.create("backpressure")
+        let pool = db.pool(size: 2)
+        let committer = GroupCommitter(pool: pool, projector: GateAndPoisonProjector(), maxQueuedEvents: 2)
+        defer { committer.shutdown(); pool.close() }
+        let answers = Mutex<[String: Result<[AppendOutcome], Error>]>([:])
+        func submit(_ key: String, _ stream: String = "order-OK") {
+            committer.submit([sampleEvent(key: key, stream: stream)]) { result in answers.withLock { $0[key] = result } }
+        }
+        submit("gate", "order-GATE")
+        Thread.sleep(forTimeInterval: 0.1)   // the writer holds the gate batch for 0.4 s
+        submit("q1")
+        submit("q2")
+        submit("refused")
+        let refusedAtOnce = answers.withLock { $0["refused"] }
+        guard case .failure(let error) = refusedAtOnce else {
+            Issue.record("the third queued submission was not refused at once: \(String(describing: refusedAtOnce))")
+            return
+        }
+        #expect((error as? PostgresError)?.isUnavailable == true, "\(error)")
+        let started = Date()
+        while answers.withLock({ $0.count }) < 4 && Date().timeIntervalSince(started) < 10 { Thread.sleep(forTimeInterval: 0.01) }
+        for key in ["gate", "q1", "q2"] {
+            guard case .success(let outcomes) = answers.withLock({ $0[key] }), case .appended = outcomes.first else {
+                Issue.record("\(key) was not appended")
+                continue
+            }
+        }
+        let c = try db.connect()
+        #expect(try count("SELECT count(*) AS n FROM ledger.events", on: c) == 3)
+    }
 }

@@ -88,10 +88,22 @@ struct QuarantineBudgetTests {
         #expect(limit.trackedSources == 1)
     }
 
-    @Test("LEDGER_QUARANTINE_PER_SOURCE: 120 a minute by default, a bad value named")
+    @Test("an IPv6 sender is one source per /64; IPv4 addresses are each their own")
+    func sourceKeys() {
+        #expect(QuarantineSourceLimit.source(of: "2001:db8:1:2::1") == QuarantineSourceLimit.source(of: "2001:db8:1:2:ffff::9"))
+        #expect(QuarantineSourceLimit.source(of: "2001:db8:1:2::1") != QuarantineSourceLimit.source(of: "2001:db8:1:3::1"))
+        #expect(QuarantineSourceLimit.source(of: "192.0.2.1") == "192.0.2.1")
+        #expect(QuarantineSourceLimit.source(of: "unknown") == "unknown")
+        let limit = QuarantineSourceLimit(perMinute: 2)
+        #expect(limit.allows("2001:db8::1") && limit.allows("2001:db8::2"))
+        #expect(!limit.allows("2001:db8::3"), "the third from one /64 within the minute")
+        #expect(limit.allows("2001:db9::1"))
+    }
+
+    @Test("LEDGER_QUARANTINE_PER_SOURCE: 600 a minute by default, a bad value named")
     func perSourceConfiguration() throws {
         let base = ["DATABASE_URL": "postgresql://localhost/x"]
-        #expect(try LedgerConfiguration.fromEnvironment(base).quarantinePerSourcePerMinute == 120)
+        #expect(try LedgerConfiguration.fromEnvironment(base).quarantinePerSourcePerMinute == 600)
         #expect(try LedgerConfiguration.fromEnvironment(base.merging(["LEDGER_QUARANTINE_PER_SOURCE": "7"]) { $1 })
             .quarantinePerSourcePerMinute == 7)
         #expect(throws: ConfigurationError.self) {

@@ -46,7 +46,9 @@ struct APIHandler: Sendable {
             startBatchedRead(request, parameters, responder)
             return .pending
         }
-        guard name == "webhook_web3" else { return .declined }
+        // Large bodies are verified on a worker: HMAC and parsing a big body would hold up
+        // the other connections of this polling thread.
+        guard name == "webhook_web3", request.body.count <= Self.deferredBodyLimit else { return .declined }
         let submitted = ingestion.submitWeb3Webhook(request, now: clock()) { [self] result in
             switch result {
             case .success(let written):
@@ -55,12 +57,21 @@ struct APIHandler: Sendable {
                 responder.respond(problem(error, name, request))
             }
         }
-        return submitted ? .pending : .declined
+        guard submitted else { return .declined }
+        // As the blocking path's append timeout: past it the sender gets 503 and retries
+        // (a retry of a commit that did happen answers duplicate), well inside the request
+        // timeout and the providers' callback timeouts. The first answer wins.
+        DispatchQueue.global().asyncAfter(deadline: .now() + Ingestion.commitWaitSeconds) {
+            responder.respond(ServiceError.unavailable("no commit within \(Int(Ingestion.commitWaitSeconds)) s; retry shortly").response)
+        }
+        return .pending
     }
 
+    /// Webhook bodies up to this size are verified on the polling thread (deferred path).
+    static let deferredBodyLimit = 64 * 1024
+
     /// GET /v1/orders/{no}: authorizes here (the token cache makes that quick), then
-    /// queues the read; the batch's answer resumes the connection. A document stored by
-    /// another rendering version is derived from the state on a worker queue.
+    /// queues the read; the batch's answer resumes the connection.
     private func startBatchedRead(_ request: HTTPRequest, _ parameters: [String: String], _ responder: Responder) {
         let name = "get_order"
         do {
@@ -74,10 +85,8 @@ struct APIHandler: Sendable {
                     responder.respond(.json(200, body))
                 case .success(.missing):
                     responder.respond(ServiceError.notFound("no order \(no.value)").response)
-                case .success(.stale):
-                    DispatchQueue.global().async {
-                        responder.respond(answer(name, request) { .json(200, try queries.orderDocument(no, masked: masked)) })
-                    }
+                case .success(.stale):   // the batcher derives stale documents itself
+                    responder.respond(ServiceError.internalError("a stale document reached the reader").response)
                 case .failure(let error):
                     responder.respond(problem(error, name, request))
                 }
@@ -85,11 +94,6 @@ struct APIHandler: Sendable {
         } catch {
             responder.respond(problem(error, name, request))
         }
-    }
-
-    /// The response of `body`, or the problem its error means.
-    private func answer(_ name: String, _ request: HTTPRequest, _ body: () throws -> HTTPResponse) -> HTTPResponse {
-        do { return try body() } catch { return problem(error, name, request) }
     }
 
     /// The problem response for `error`; server-side failures are logged.

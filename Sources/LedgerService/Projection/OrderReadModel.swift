@@ -15,6 +15,12 @@ struct OrderDocuments: Equatable, Sendable {
     /// The same with e-mail addresses masked, or nil when masking changes nothing.
     var masked: [UInt8]?
 
+    /// Documents as stored (`masked` nil when it would equal `document`).
+    init(document: [UInt8], masked: [UInt8]?) {
+        self.document = document
+        self.masked = masked
+    }
+
     init(_ state: OrderState) {
         let value = state.toJSON()
         document = JSONSerializer.bytes(value)

@@ -15,6 +15,7 @@ import LedgerPostgres
 final class DocumentBatcher: @unchecked Sendable {
     // @unchecked: `queue` and `stopping` are guarded by `condition`; the thread alone
     // uses the connection it borrows.
+    /// A read's answer: `.body` or `.missing` (never `.stale`: stale rows are derived here).
     typealias Answer = @Sendable (Result<OrderReadModel.StoredDocument, Error>) -> Void
 
     private struct Request {
@@ -84,20 +85,35 @@ final class DocumentBatcher: @unchecked Sendable {
         var numbers: [String] = []
         var seen = Set<String>()
         for request in batch where seen.insert(request.no).inserted { numbers.append(request.no) }
-        let found: [String: (document: [UInt8]?, masked: [UInt8]?)]
+        let found: [String: OrderDocuments]
         do {
-            found = try pool.withConnection { try orders.documents(numbers, on: $0) }
+            found = try pool.withConnection { c in try documents(numbers, on: c) }
         } catch {
             for request in batch { request.answer(.failure(error)) }
             return
         }
         for request in batch {
-            guard let row = found[request.no] else {
+            guard let documents = found[request.no] else {
                 request.answer(.success(.missing))
                 continue
             }
-            let body = request.masked ? row.masked : row.document
-            request.answer(.success(body.map(OrderReadModel.StoredDocument.body) ?? .stale))
+            request.answer(.success(.body(documents.body(masked: request.masked))))
         }
+    }
+
+    /// The stored documents of `numbers`. A row without a current document (written
+    /// before migration 014, or by another rendering version) is derived from its state
+    /// here, on this thread and connection: after a rendering change every untouched
+    /// order is stale, and deriving them elsewhere would let reads pile up unbounded.
+    private func documents(_ numbers: [String], on c: PostgresConnection) throws -> [String: OrderDocuments] {
+        var out: [String: OrderDocuments] = [:]
+        for (no, row) in try orders.documents(numbers, on: c) {
+            if let document = row.document {
+                out[no] = OrderDocuments(document: document, masked: row.masked == document ? nil : row.masked)
+            } else if let loaded = try orders.load(try MerchantOrderNo(no), on: c) {
+                out[no] = OrderDocuments(loaded.0)
+            }
+        }
+        return out
     }
 }

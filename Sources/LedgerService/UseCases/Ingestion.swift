@@ -13,6 +13,10 @@ struct WriteResult: Sendable {
 /// group committer (so a 2xx always means committed), with the read model
 /// updated in the same transaction.
 struct Ingestion: Sendable {
+    /// How long a write waits for its commit before answering 503 (the event may still
+    /// commit; a retry then answers duplicate).
+    static let commitWaitSeconds: Double = 8
+
     let configuration: LedgerConfiguration
     let pool: ConnectionPool
     let committer: GroupCommitter
@@ -174,7 +178,7 @@ struct Ingestion: Sendable {
                                signedWith: JSONValue? = nil) throws -> AppendOutcome {
         let receipt = Receipt(requestID: request.requestID, verifiedBy: verifiedBy, signedWith: signedWith)
         let new = EventMapping.newEvent(event, raw: raw, receipt: receipt)
-        return try committer.append([new], attachments: [event], timeout: 8)[0]
+        return try committer.append([new], attachments: [event], timeout: Self.commitWaitSeconds)[0]
     }
 
     func commit(_ event: LedgerEvent, raw: [UInt8], request: HTTPRequest, verifiedBy: String,

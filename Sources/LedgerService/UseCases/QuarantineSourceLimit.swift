@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// How many rejected deliveries each remote address may have kept in the
 /// quarantine: a token bucket an address, `perMinute` deep, refilled at
@@ -7,7 +10,11 @@ import Foundation
 /// whole quarantine budget (`QuarantineBudget`) and crowd out everyone
 /// else's evidence.
 ///
-/// Memory is bounded: at most `maxSources` addresses are tracked. When that
+/// A source is an IPv4 address, or an IPv6 address's /64 (one host usually
+/// holds a whole /64). Behind a reverse proxy every delivery comes from the
+/// proxy, so all senders share one bucket: raise the rate there (README).
+///
+/// Memory is bounded: at most `maxSources` sources are tracked. When that
 /// many are active, a new address is not kept until some bucket refills
 /// (the conservative choice: a flood from many addresses is still a flood).
 final class QuarantineSourceLimit: @unchecked Sendable {
@@ -24,7 +31,8 @@ final class QuarantineSourceLimit: @unchecked Sendable {
 
     /// Takes one token of `address`'s bucket; false when it has none left.
     func allows(_ address: String, now: ContinuousClock.Instant = .now) -> Bool {
-        lock.withLock {
+        let address = Self.source(of: address)
+        return lock.withLock {
             var bucket = buckets[address] ?? (Double(perMinute), now)
             bucket.tokens = min(Double(perMinute), bucket.tokens + refill(since: bucket.at, now: now))
             bucket.at = now
@@ -43,6 +51,14 @@ final class QuarantineSourceLimit: @unchecked Sendable {
     }
 
     var trackedSources: Int { lock.withLock { buckets.count } }
+
+    /// The bucket's key: an IPv4 address as it is, an IPv6 address as its /64 prefix.
+    static func source(of address: String) -> String {
+        guard address.contains(":") else { return address }
+        var bytes = [UInt8](repeating: 0, count: 16)
+        guard inet_pton(AF_INET6, address, &bytes) == 1 else { return address }
+        return bytes[0..<8].map { String($0, radix: 16) }.joined(separator: ".") + "/64"
+    }
 
     private func refill(since then: ContinuousClock.Instant, now: ContinuousClock.Instant) -> Double {
         let elapsed = now - then
