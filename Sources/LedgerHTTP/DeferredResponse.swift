@@ -33,4 +33,12 @@ public final class Responder: Sendable {
         }
         return suspensions.resume(context) { [context] in context.hand(answer) }
     }
+
+    /// Answers `response` if nothing else has answered within `seconds` (no later than
+    /// the request timeout). The server's watchdog checks deadlines every 100 ms: no
+    /// timer is made per request.
+    public func expire(after seconds: Double, with response: @escaping @Sendable () -> HTTPResponse) {
+        let deadline = ContinuousClock.now + .milliseconds(Int64(max(0, seconds) * 1000))
+        suspensions.tighten(context, deadline: deadline) { [context] in context.hand(response()) }
+    }
 }

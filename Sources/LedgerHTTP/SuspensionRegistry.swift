@@ -26,8 +26,8 @@ final class SuspensionRegistry: @unchecked Sendable {
     private struct Entry {
         let connection: ConnectionHandle
         let token: AnyObject
-        let deadline: ContinuousClock.Instant?
-        let onForcedResume: (@Sendable (ForcedResume) -> Void)?
+        var deadline: ContinuousClock.Instant?
+        var onForcedResume: (@Sendable (ForcedResume) -> Void)?
     }
 
     private let lock = NSLock()
@@ -55,6 +55,25 @@ final class SuspensionRegistry: @unchecked Sendable {
         guard let entry = entries.removeValue(forKey: ObjectIdentifier(token)) else { return false }
         prepare()
         MHD_resume_connection(entry.connection.pointer)
+        return true
+    }
+
+    /// Brings `token`'s deadline forward to `deadline` (never later than it was), with
+    /// `onTimeout` instead of the usual timeout answer. False when it is not suspended.
+    @discardableResult
+    func tighten(_ token: AnyObject, deadline: ContinuousClock.Instant,
+                 onTimeout: @escaping @Sendable () -> Void) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        let key = ObjectIdentifier(token)
+        guard var entry = entries[key] else { return false }
+        if let current = entry.deadline, current <= deadline { return true }
+        let previous = entry.onForcedResume
+        entry.deadline = deadline
+        entry.onForcedResume = { reason in
+            if case .timedOut = reason { onTimeout() } else { previous?(reason) }
+        }
+        entries[key] = entry
         return true
     }
 

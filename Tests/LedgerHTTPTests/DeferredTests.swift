@@ -87,6 +87,23 @@ struct DeferredTests {
         }
     }
 
+    @Test("expire: no answer within its time gives the expiry answer, well before the request timeout; an answer in time wins")
+    func expiry() throws {
+        try withDeferredServer({ $0.requestTimeoutSeconds = 10 }, deferred: { request, responder in
+            responder.expire(after: 0.3) { .text(504, "expired:\(request.path)") }
+            if request.path == "/answered" { later(0.05, responder, .text(200, "in time")) }
+            return .pending
+        }) { _, port in
+            let started = ContinuousClock.now
+            let expired = try get(port, "/silent")
+            #expect(expired.status == 504)
+            #expect(expired.text == "expired:/silent")
+            #expect(ContinuousClock.now - started < .seconds(2))
+            let answered = try get(port, "/answered")
+            #expect(answered.status == 200 && answered.text == "in time")
+        }
+    }
+
     @Test("stop waits for pending answers, then every request has its answer")
     func stopWaitsForPending() throws {
         let answered = Atomic<Int>(0)

@@ -61,8 +61,8 @@ struct APIHandler: Sendable {
         // As the blocking path's append timeout: past it the sender gets 503 and retries
         // (a retry of a commit that did happen answers duplicate), well inside the request
         // timeout and the providers' callback timeouts. The first answer wins.
-        DispatchQueue.global().asyncAfter(deadline: .now() + Ingestion.commitWaitSeconds) {
-            responder.respond(ServiceError.unavailable("no commit within \(Int(Ingestion.commitWaitSeconds)) s; retry shortly").response)
+        responder.expire(after: Ingestion.commitWaitSeconds) {
+            ServiceError.unavailable("no commit within \(Int(Ingestion.commitWaitSeconds)) s; retry shortly").response
         }
         return .pending
     }
