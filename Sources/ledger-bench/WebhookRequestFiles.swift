@@ -18,6 +18,9 @@ struct WebhookRequestFiles {
     var prefix: String
     var ordersFile: String?
     var ordersPerFile: Int
+    /// With a value, requests cycle over this many orders (each file its own), so most
+    /// webhooks update an order that exists; each is still a new event (its own txHash).
+    var ordersPerFileCycle: Int? = nil
 
     func write() throws -> Report {
         let run = EventSample.hex(UInt64.random(in: 0...UInt64(UInt32.max)), width: 8)
@@ -29,7 +32,7 @@ struct WebhookRequestFiles {
             out.reserveCapacity(count / files * 700)
             var n = 0
             while n * files + file < count {
-                let order = "W-\(run)-\(file)-\(n)"
+                let order = "W-\(run)-\(file)-\(ordersPerFileCycle.map { n % $0 } ?? n)"
                 let tag = run + EventSample.hex(UInt64(file), width: 4) + EventSample.hex(UInt64(n), width: 12)
                 let body = Array(EventSample.web3Body(order: order, tag: tag).utf8)
                 let request = target.requestHead("POST", "/v1/webhooks/web3", [
@@ -39,7 +42,7 @@ struct WebhookRequestFiles {
                 ], bodyLength: body.count) + body
                 out.append(contentsOf: Array("\(request.count)\n".utf8))
                 out.append(contentsOf: request)
-                if n < ordersPerFile { orders.append(order) }
+                if n < ordersPerFile && n < (ordersPerFileCycle ?? Int.max) { orders.append(order) }
                 n += 1
             }
             bytes += out.count

@@ -15,7 +15,7 @@ let usage = """
                [--requests N] [--server-pid PID] [--orders-file FILE]
                                          signed POST /v1/webhooks/web3, a new order each (issue 4)
       webhook-requests --url URL --key K --count N --prefix PATH [--files 2]
-               [--orders-file FILE] [--orders-per-file 5000]
+               [--orders-file FILE] [--orders-per-file 5000] [--cycle-orders N]
                                          the same requests, signed now and written to PATH.0, PATH.1, ...
                                          (records `<length>\n<request>`) for wrk to send (Ops/bench)
       reads    --url URL --token T --orders-file FILE [--orders N] [--connections 32]
@@ -59,12 +59,14 @@ func runCommand(_ arguments: [String]) throws {
         let options = try httpOptions(o, defaultConnections: 64)
         HTTPLoad.webhooks(options, key: try o.required("key"), ordersFile: o.string("orders-file")).print()
     case "webhook-requests":
-        let o = try Options(rest, allowed: ["url", "key", "count", "prefix", "files", "orders-file", "orders-per-file"])
+        let o = try Options(rest, allowed: ["url", "key", "count", "prefix", "files", "orders-file", "orders-per-file",
+                                            "cycle-orders"])
         try WebhookRequestFiles(target: try HTTPTarget(url: try o.required("url")), key: try o.required("key"),
                                 count: try o.int("count", default: 100_000, range: 1...10_000_000),
                                 files: try o.int("files", default: 2, range: 1...64), prefix: try o.required("prefix"),
                                 ordersFile: o.string("orders-file"),
-                                ordersPerFile: try o.int("orders-per-file", default: 5_000, range: 0...10_000_000))
+                                ordersPerFile: try o.int("orders-per-file", default: 5_000, range: 0...10_000_000),
+                                ordersPerFileCycle: try o.optionalInt("cycle-orders"))
             .write().print()
     case "reads":
         let o = try Options(rest, allowed: ["url", "token", "orders-file", "orders", "connections", "seconds", "requests", "server-pid"])
