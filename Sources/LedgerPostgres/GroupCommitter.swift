@@ -17,10 +17,17 @@ public protocol BatchProjector: Sendable {
     /// example its parsed form, so the projector need not parse it again);
     /// `prepared` is what `prepare` returned for these items, if it ran.
     func project(_ appended: [Item], prepared: (any Sendable)?, on connection: PostgresConnection) throws
+
+    /// The transaction of the last `project` committed (what it kept may now be trusted).
+    func committed()
+    /// The transaction of the last `project` rolled back, or its outcome is unknown.
+    func rolledBack()
 }
 
 extension BatchProjector {
     public func prepare(_ appended: [Item]) throws -> (any Sendable)? { nil }
+    public func committed() {}
+    public func rolledBack() {}
 }
 
 /// Group commit: concurrent appends from many callers share one transaction,
@@ -248,10 +255,12 @@ public final class GroupCommitter: @unchecked Sendable {
                 return outcomes
             }
             streamVersions.commit()
+            projector?.committed()
             let end = DispatchTime.now().uptimeNanoseconds
             return (.success(outcomes), PhaseTiming(append: appended - start, project: projected - appended, commit: end - projected))
         } catch {
             streamVersions.invalidate()   // rolled back, or its outcome unknown
+            projector?.rolledBack()
             return (.failure(error), PhaseTiming())
         }
     }

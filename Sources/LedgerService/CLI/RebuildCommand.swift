@@ -13,7 +13,7 @@ struct RebuildCommand {
             return 0
         }
         try args.allowOnly(flags: ["help"])
-        let projection = OrderProjection()
+        let projection = OrderProjection(cache: nil)
         let store = EventStore()
         let count = try cli.connect().transaction { c -> Int in
             try c.query("SELECT pg_advisory_xact_lock(7413001)")   // the append lock: writers wait

@@ -10,37 +10,64 @@ import LedgerPostgres
 struct OrderProjection: BatchProjector {
     let orders = OrderReadModel()
     let enrollments = EnrollmentReadModel()
+    /// States the writer committed last (`OrderStateCache`); nil: always load.
+    let cache: OrderStateCache?
 
-    /// A batch's appended events by read model, and the rows of the orders it
-    /// started, rendered.
+    init(cache: OrderStateCache? = OrderStateCache()) {
+        self.cache = cache
+    }
+
+    /// A batch's appended events by read model, and the rows of the orders that
+    /// need no load, rendered.
     struct Plan: Sendable {
         var orderEvents: [(MerchantOrderNo, [RecordedEvent])] = []
         /// Orders whose stream this batch started: they have no stored state to load.
         var newOrders = Set<String>()
+        /// Each order's stream version before and after this batch's events.
+        var versions: [String: (first: Int, last: Int)] = [:]
         var enrollmentRefs: [String] = []
         var rendered: [String: OrderRow] = [:]
     }
 
+    /// Folds and renders, while PostgreSQL stores the events, every order that needs no
+    /// load: those the batch starts, and those the cache holds at the version before.
     func prepare(_ appended: [Item]) throws -> (any Sendable)? {
         var plan = try Self.plan(appended)
-        let started = plan.orderEvents.filter { plan.newOrders.contains($0.0.value) }
-        let rows = OrderReadModel.render(started.map { no, events in
-            var model: (OrderState, Timestamp?) = (OrderState(merchantOrderNo: no), nil)
+        var models: [(OrderState, Timestamp?)] = []
+        for (no, events) in plan.orderEvents {
+            var model: (OrderState, Timestamp?)
+            if plan.newOrders.contains(no.value) {
+                model = (OrderState(merchantOrderNo: no), nil)
+            } else if let first = plan.versions[no.value]?.first, let cached = cache?.model(of: no.value, before: first) {
+                model = cached
+            } else {
+                continue
+            }
             for event in events { Self.fold(&model, event) }
-            return model
-        })
-        for row in rows { plan.rendered[row.state.merchantOrderNo.value] = row }
+            models.append(model)
+        }
+        for row in OrderReadModel.render(models) { plan.rendered[row.state.merchantOrderNo.value] = row }
         return plan
     }
 
     func project(_ appended: [Item], prepared: (any Sendable)?, on c: PostgresConnection) throws {
         let plan = try (prepared as? Plan) ?? Self.plan(appended)
-        try apply(plan.orderEvents, new: plan.newOrders, rendered: plan.rendered, deferSave: true, on: c)
+        let rows = try apply(plan.orderEvents, new: plan.newOrders, rendered: plan.rendered, deferSave: true, on: c)
+        if let cache {
+            for row in rows {
+                if let last = plan.versions[row.state.merchantOrderNo.value]?.last {
+                    cache.remember(row.state.merchantOrderNo.value, (row.state, row.paidRecordedAt), streamVersion: last)
+                }
+            }
+        }
         for ref in plan.enrollmentRefs {
             let stored = try EventStore().read(stream: "enrollment-" + ref, on: c)
             try enrollments.save(EnrollmentState.replay(ref, stored.map(EventMapping.recorded)), on: c)
         }
     }
+
+    func committed() { cache?.commit() }
+    func rolledBack() { cache?.rollBack() }
 
     /// Groups the appended events by order (in order of first appearance) and
     /// lists the enrollments touched.
@@ -56,9 +83,11 @@ struct OrderProjection: BatchProjector {
             if let no = recorded.event.merchantOrderNo {
                 if let i = indexByOrder[no.value] {
                     plan.orderEvents[i].1.append(recorded)
+                    plan.versions[no.value]?.last = receipt.streamVersion
                 } else {
                     indexByOrder[no.value] = plan.orderEvents.count
                     plan.orderEvents.append((no, [recorded]))
+                    plan.versions[no.value] = (receipt.streamVersion, receipt.streamVersion)
                     if receipt.streamVersion == 1 { plan.newOrders.insert(no.value) }
                 }
             } else if case .enrollment(let e) = recorded.event, !plan.enrollmentRefs.contains(e.enrollmentRef) {
@@ -75,9 +104,10 @@ struct OrderProjection: BatchProjector {
     /// already folded and rendered. With `deferSave` the save goes out with the
     /// transaction's COMMIT, in one round trip (nothing may read these orders
     /// in the same transaction afterwards).
+    @discardableResult
     func apply(_ batch: [(MerchantOrderNo, [RecordedEvent])], new: Set<String> = [],
-               rendered: [String: OrderRow] = [:], deferSave: Bool = false, on c: PostgresConnection) throws {
-        let toLoad = batch.map(\.0).filter { !new.contains($0.value) }
+               rendered: [String: OrderRow] = [:], deferSave: Bool = false, on c: PostgresConnection) throws -> [OrderRow] {
+        let toLoad = batch.map(\.0).filter { !new.contains($0.value) && rendered[$0.value] == nil }
         let stored = toLoad.isEmpty ? [:] : try orders.loadMany(toLoad, on: c)
         var rows: [OrderRow] = []
         rows.reserveCapacity(batch.count)
@@ -93,6 +123,7 @@ struct OrderProjection: BatchProjector {
         }
         rows += OrderReadModel.render(models)
         try orders.saveMany(rows, deferred: deferSave, on: c)
+        return rows
     }
 
     /// One event into a read model: the reducer's state, and the export period

@@ -1,0 +1,92 @@
+import Foundation
+import LedgerCore
+import LedgerPostgres
+@testable import LedgerService
+import LedgerTestSupport
+import Testing
+
+/// The writer's cache of committed order states: used only for the very next
+/// event of a stream, dropped with a rolled-back batch, and never wrong when
+/// someone else appends to the stream.
+@Suite("Order state cache")
+struct OrderStateCacheTests {
+    static func webhook(_ no: String, status: Int, seq: Int) throws -> NewEvent {
+        let now = Timestamp.now()
+        let body = Array(#"{"merchantOrderNo":"\#(no)","status":\#(status),"amount":"40.00","txHash":"0x\#(seq)","seq":\#(seq)}"#.utf8)
+        let ts = String(now.seconds)
+        let headers = ["x-pay-timestamp": ts, "x-pay-signature": Web3Webhook.signature(key: "k", timestamp: ts, body: body)]
+        let (_, event) = try Web3Webhook.ingest(headers: headers, body: body, keys: ["k"], now: now)
+        return EventMapping.newEvent(event, raw: body, receipt: Receipt(requestID: "test-\(seq)", verifiedBy: "signature"))
+    }
+
+    static func registration(_ no: String) throws -> NewEvent {
+        let registration = try OrderRequests.registration(
+            body: Array(#"{"merchantOrderNo":"\#(no)","provider":"web3","amount":"40.00","asset":"USDT"}"#.utf8),
+            receivedAt: Timestamp.now())
+        return EventMapping.newEvent(.registered(registration), raw: nil, receipt: Receipt(requestID: "reg", verifiedBy: "token:t"))
+    }
+
+    @Test("an entry serves only the next stream version; a rollback keeps nothing; the size is bounded")
+    func entries() {
+        let cache = OrderStateCache(capacity: 4)
+        let model: (OrderState, Timestamp?) = (OrderState(merchantOrderNo: try! MerchantOrderNo("A")), nil)
+        cache.remember("A", model, streamVersion: 3)
+        #expect(cache.model(of: "A", before: 4) == nil, "not committed yet")
+        cache.commit()
+        #expect(cache.model(of: "A", before: 4) != nil)
+        #expect(cache.model(of: "A", before: 5) == nil, "a version in between was appended elsewhere")
+        #expect(cache.model(of: "A", before: 3) == nil)
+        cache.remember("A", model, streamVersion: 4)
+        cache.rollBack()
+        #expect(cache.model(of: "A", before: 4) != nil && cache.model(of: "A", before: 5) == nil)
+        for n in 0..<10 { cache.remember("O\(n)", model, streamVersion: 1) }
+        cache.commit()
+        #expect(cache.count <= 4)
+    }
+
+    @Test("a second writer appends to a cached order: the next batch loads the stored state, and the read model matches a replay")
+    func secondWriter() throws {
+        let db = try TestDatabase.create("statecache")
+        defer { LedgerFixture.drop(db) }
+        let cache = OrderStateCache()
+        let poolA = db.pool(size: 2), poolB = db.pool(size: 2)
+        let a = GroupCommitter(pool: poolA, projector: OrderProjection(cache: cache))
+        let b = GroupCommitter(pool: poolB, projector: OrderProjection(cache: nil))
+        defer { a.shutdown(); b.shutdown(); poolA.close(); poolB.close() }
+
+        _ = try a.append([try Self.registration("SC-1")])
+        _ = try a.append([try Self.webhook("SC-1", status: 2, seq: 1)])
+        #expect(cache.model(of: "SC-1", before: 3) != nil, "A keeps what it committed")
+        _ = try b.append([try Self.webhook("SC-1", status: 3, seq: 2)])        // version 3, behind A's back
+        _ = try a.append([try Self.webhook("SC-1", status: 4, seq: 3)])        // version 4: A must load
+        #expect(cache.model(of: "SC-1", before: 5) != nil)
+        _ = try a.append([try Self.webhook("SC-1", status: 4, seq: 4),         // two in one batch, from the cache
+                          try Self.webhook("SC-1", status: 4, seq: 5)])
+
+        let c = try db.connect()
+        defer { c.close() }
+        let (state, _) = try #require(try OrderReadModel().load(try MerchantOrderNo("SC-1"), on: c))
+        #expect(state.eventCount == 6)
+        #expect(state.paid)
+        #expect(try LedgerFixture.verify(databaseURL: db.url) == [])
+    }
+
+    @Test("a batch that rolls back leaves the cache as it was, and the next batch is still right")
+    func rollback() throws {
+        let db = try TestDatabase.create("statecacheroll")
+        defer { LedgerFixture.drop(db) }
+        let cache = OrderStateCache()
+        let pool = db.pool(size: 2)
+        let committer = GroupCommitter(pool: pool, projector: OrderProjection(cache: cache))
+        defer { committer.shutdown(); pool.close() }
+        _ = try committer.append([try Self.registration("SR-1")])
+        // The same registration key with other content is a key conflict, not a failure; a
+        // failed transaction comes from an event the database refuses (a NUL in jsonb text).
+        var bad = try Self.webhook("SR-1", status: 2, seq: 9)
+        bad.payloadJSON = #"{"merchantOrderNo":"SR-1","note":"\u0000"}"#
+        #expect(throws: (any Error).self) { _ = try committer.append([bad]) }
+        #expect(cache.model(of: "SR-1", before: 2) != nil, "the committed registration is still known")
+        _ = try committer.append([try Self.webhook("SR-1", status: 3, seq: 10)])
+        #expect(try LedgerFixture.verify(databaseURL: db.url) == [])
+    }
+}
