@@ -32,7 +32,8 @@ public final class LedgerApplication: Sendable {
         readDatabase.poolSize = max(1, http.pollingThreads) + 1   // + the DocumentBatcher's
         readDatabase.statementTimeoutSeconds = http.requestTimeoutSeconds
         let readPool = ConnectionPool(configuration: readDatabase)
-        let committer = GroupCommitter(pool: pool, projector: OrderProjection())
+        let committer = GroupCommitter(pool: pool, projector: OrderProjection(
+            cache: configuration.orderStateCacheSize > 0 ? OrderStateCache(capacity: configuration.orderStateCacheSize) : nil))
         let registry = MetricsRegistry()
         let metrics = ServiceMetrics(registry: registry, committer: committer, pool: pool, readPool: readPool)
         let documents = DocumentBatcher(pool: readPool)

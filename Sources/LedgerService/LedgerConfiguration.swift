@@ -21,6 +21,13 @@ public struct LedgerConfiguration: Sendable {
     /// (a burst of that many, then that rate); the rest are only counted.
     public var quarantinePerSourcePerMinute: Int = Self.defaultQuarantinePerSourcePerMinute
     public static let defaultQuarantinePerSourcePerMinute = 600
+    /// How many orders' states the writer keeps from its last commits (`OrderStateCache`),
+    /// so their next events need no load; 0 (the default) turns it off. It pays only when
+    /// it holds the orders that are active (measured: +14% for webhooks on 4,000 busy
+    /// orders with 4,096; none with 1,024; 5-8% slower for webhooks of new orders), and
+    /// each state costs memory.
+    public var orderStateCacheSize: Int = Self.defaultOrderStateCacheSize
+    public static let defaultOrderStateCacheSize = 0
 
     public var database: DatabaseConfiguration { DatabaseConfiguration(connectionString: databaseURL) }
 
@@ -40,6 +47,8 @@ public struct LedgerConfiguration: Sendable {
                                         range: 0...(1 << 44))
         let perSource = try integer(env, "LEDGER_QUARANTINE_PER_SOURCE", default: defaultQuarantinePerSourcePerMinute,
                                     range: 1...1_000_000)
+        let stateCache = try integer(env, "LEDGER_ORDER_STATE_CACHE", default: defaultOrderStateCacheSize,
+                                     range: 0...1_000_000)
         var configuration = LedgerConfiguration(
             databaseURL: url,
             listenHost: String(listen[..<colon]),
@@ -52,6 +61,7 @@ public struct LedgerConfiguration: Sendable {
             maxBodyBytes: maxBody)
         configuration.quarantineMaxBytes = Int64(quarantineMax)
         configuration.quarantinePerSourcePerMinute = perSource
+        configuration.orderStateCacheSize = stateCache
         return configuration
     }
 

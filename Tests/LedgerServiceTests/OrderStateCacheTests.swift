@@ -89,4 +89,15 @@ struct OrderStateCacheTests {
         _ = try committer.append([try Self.webhook("SR-1", status: 3, seq: 10)])
         #expect(try LedgerFixture.verify(databaseURL: db.url) == [])
     }
+
+    @Test("LEDGER_ORDER_STATE_CACHE: off by default, a size turns it on, a bad value is named")
+    func configuration() throws {
+        let base = ["DATABASE_URL": "postgresql://localhost/x"]
+        #expect(try LedgerConfiguration.fromEnvironment(base).orderStateCacheSize == 0)
+        #expect(try LedgerConfiguration.fromEnvironment(base.merging(["LEDGER_ORDER_STATE_CACHE": "4096"]) { $1 })
+            .orderStateCacheSize == 4096)
+        #expect(throws: ConfigurationError.self) {
+            try LedgerConfiguration.fromEnvironment(base.merging(["LEDGER_ORDER_STATE_CACHE": "-1"]) { $1 })
+        }
+    }
 }

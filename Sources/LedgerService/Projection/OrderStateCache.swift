@@ -1,3 +1,4 @@
+import Dispatch
 import LedgerCore
 
 /// The writer's memory of the order states it committed most recently, so a
@@ -44,7 +45,14 @@ final class OrderStateCache: @unchecked Sendable {
         committed.merge(pending) { _, new in new }
         pending.removeAll(keepingCapacity: true)
         if committed.count > capacity {   // down to half the capacity, arbitrary entries
-            for key in Array(committed.keys.prefix(committed.count - capacity / 2)) { committed.removeValue(forKey: key) }
+            var forgotten: [Entry] = []
+            forgotten.reserveCapacity(committed.count - capacity / 2)
+            for key in Array(committed.keys.prefix(committed.count - capacity / 2)) {
+                if let entry = committed.removeValue(forKey: key) { forgotten.append(entry) }
+            }
+            // Freeing hundreds of states is not the writer's work: it is on every batch's path.
+            let release = Forgotten(forgotten)
+            DispatchQueue.global(qos: .utility).async { release.drop() }
         }
     }
 
@@ -55,4 +63,12 @@ final class OrderStateCache: @unchecked Sendable {
     }
 
     var count: Int { committed.count }
+
+    /// Entries handed to another thread to be freed there. @unchecked Sendable: the
+    /// writer gives them up entirely; only the releasing thread touches them after.
+    private final class Forgotten: @unchecked Sendable {
+        var entries: [Entry]
+        init(_ entries: [Entry]) { self.entries = entries }
+        func drop() { entries.removeAll() }
+    }
 }
