@@ -45,12 +45,12 @@ enum PgbenchScripts {
                 expected_amount text, paid_amount text, asset text, fiat_currency text, fiat_amount text,
                 provider_order_id text, tx_hash text, external_customer_id text, created_at timestamptz,
                 updated_at timestamptz NOT NULL, paid_at timestamptz, paid_recorded_at timestamptz,
-                event_count integer NOT NULL, last_position bigint NOT NULL, state jsonb NOT NULL
+                event_count integer NOT NULL, last_position bigint NOT NULL, state text NOT NULL
             );
             INSERT INTO bench_orders
             SELECT 'B-bench-' || i, 'web3', 2, 'confirming', false, false, false, false, NULL, NULL, 'USDT', NULL, NULL,
                    'P' || lpad(i::text, 24, '0'), '0x' || encode(sha256(i::text::bytea), 'hex'), NULL, now(), now(), NULL, NULL,
-                   1, i, \(state)::jsonb
+                   1, i, \(state)
               FROM generate_series(1, \(orders)) AS i;
             CREATE INDEX ON bench_orders (updated_at DESC, merchant_order_no DESC);
             CREATE INDEX ON bench_orders (tx_hash);

@@ -159,7 +159,7 @@ struct OrderReadModel: Sendable {
 
     /// Upserts many orders in one statement. The rows travel column by column as
     /// binary arrays (`BinaryArray`): nothing is rendered as text to be parsed
-    /// again but the state, which is stored as jsonb.
+    /// again (the state is JSON text; migration 020).
     /// With `deferred`, inside a transaction, the statement goes out with its COMMIT
     /// (`deferUntilCommit`).
     func saveMany(_ states: [(OrderState, Timestamp?)], deferred: Bool = false, on c: PostgresConnection) throws {
@@ -178,7 +178,7 @@ struct OrderReadModel: Sendable {
         var externalCustomerId = BinaryArray(.text), createdAt = BinaryArray(.timestamptz)
         var updatedAt = BinaryArray(.timestamptz), paidAt = BinaryArray(.timestamptz)
         var paidRecordedAt = BinaryArray(.timestamptz), eventCount = BinaryArray(.int32)
-        var lastPosition = BinaryArray(.int64), state = BinaryArray(.jsonb, capacity: n * 1024)
+        var lastPosition = BinaryArray(.int64), state = BinaryArray(.text, capacity: n * 1024)
         var document = BinaryArray(.text, capacity: n * 1024), documentMasked = BinaryArray(.text)
         for row in rows {
             let (s, paidRecorded, documents, stateText) = (row.state, row.paidRecordedAt, row.documents, row.stateText)
@@ -248,7 +248,7 @@ struct OrderReadModel: Sendable {
                       $7::boolean[], $8::boolean[], $9::text[], $10::text[], $11::text[], $12::text[],
                       $13::text[], $14::text[], $15::text[], $16::text[], $17::timestamptz[],
                       $18::timestamptz[], $19::timestamptz[], $20::timestamptz[], $21::integer[],
-                      $22::bigint[], $23::jsonb[], $24::text[], $25::text[]) AS r
+                      $22::bigint[], $23::text[], $24::text[], $25::text[]) AS r
         ON CONFLICT (merchant_order_no) DO UPDATE SET
             provider = excluded.provider, status = excluded.status, status_name = excluded.status_name,
             paid = excluded.paid, attention = excluded.attention, late_payment = excluded.late_payment,
