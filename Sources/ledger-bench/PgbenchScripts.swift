@@ -20,18 +20,19 @@ enum PgbenchScripts {
         return """
             DROP TABLE IF EXISTS bench_events;
             DROP TABLE IF EXISTS bench_orders;
-            -- ledger.events, column for column, with the same unique constraints and indexes (BRIN on recorded_at, as 017).
+            -- ledger.events, column for column, with the same unique constraints, indexes (BRIN on recorded_at, as 017)
+            -- and collations (021).
             CREATE TABLE bench_events (
                 position        bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
                 event_id        uuid        NOT NULL UNIQUE DEFAULT gen_random_uuid(),
-                stream          text        NOT NULL,
+                stream          text        COLLATE "C" NOT NULL,
                 stream_version  integer     NOT NULL CHECK (stream_version > 0),
                 type            text        NOT NULL,
                 source          text        NOT NULL,
                 payload         jsonb       NOT NULL,
                 raw             bytea,
                 metadata        jsonb       NOT NULL DEFAULT '{}'::jsonb,
-                idempotency_key text        NOT NULL UNIQUE,
+                idempotency_key text        COLLATE "C" NOT NULL UNIQUE,
                 recorded_at     timestamptz NOT NULL,
                 observed_at     timestamptz NOT NULL,
                 hash            bytea       NOT NULL CHECK (octet_length(hash) = 32),
@@ -40,10 +41,10 @@ enum PgbenchScripts {
             CREATE INDEX ON bench_events USING brin (recorded_at);
             -- ledger.orders, column for column (the read model).
             CREATE TABLE bench_orders (
-                merchant_order_no text PRIMARY KEY, provider text, status smallint NOT NULL, status_name text NOT NULL,
+                merchant_order_no text COLLATE "C" PRIMARY KEY, provider text, status smallint NOT NULL, status_name text NOT NULL,
                 paid boolean NOT NULL, attention boolean NOT NULL, late_payment boolean NOT NULL, refunded boolean NOT NULL,
                 expected_amount text, paid_amount text, asset text, fiat_currency text, fiat_amount text,
-                provider_order_id text, tx_hash text, external_customer_id text, created_at timestamptz,
+                provider_order_id text COLLATE "C", tx_hash text COLLATE "C", external_customer_id text COLLATE "C", created_at timestamptz,
                 updated_at timestamptz NOT NULL, paid_at timestamptz, paid_recorded_at timestamptz,
                 event_count integer NOT NULL, last_position bigint NOT NULL, state text NOT NULL
             );
