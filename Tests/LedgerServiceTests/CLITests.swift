@@ -98,7 +98,7 @@ struct CLITests {
         #expect(run.output.last == "read models match a replay of the events")
 
         let c = try db.connect()
-        try c.query("UPDATE ledger.orders SET state = jsonb_set(state, '{observations}', '[]') WHERE merchant_order_no = 'V-1'")
+        try c.query("UPDATE ledger.orders SET state = jsonb_set(state::jsonb, '{observations}', '[]')::text WHERE merchant_order_no = 'V-1'")
         #expect(run(["verify"], env: env) == 1)
         #expect(run.errorLines.last?.contains("V-1") == true)
 
