@@ -37,12 +37,13 @@ struct ChainAppend {
             }
         }
         let cachedHead = cache?.committedHead
+        // The arrays travel in binary (`BinaryArray`): PostgreSQL does not parse a text[] literal.
         let answer = cache == nil
             ? try connection.query("SELECT * FROM ledger.append_prepare($1::text[], $2::text[])",
-                                   [.text(arrayLiteral(keys)), .text(arrayLiteral(probed))], prepared: true)
+                                   [textArray(keys), textArray(probed)], prepared: true)
             : try connection.query("SELECT * FROM ledger.append_prepare($1::text[], $2::text[], $3::text[], $4)",
-                                   [.text(arrayLiteral(keys)), .text(arrayLiteral(probed)),
-                                    .text(arrayLiteral(Array(cached.keys))), .int(cachedHead ?? -1)],
+                                   [textArray(keys), textArray(probed), textArray(Array(cached.keys)),
+                                    .int(cachedHead ?? -1)],
                                    prepared: true)   // a function call: nothing to plan badly
         var headPosition: Int64 = 0
         var headHash = ChainHash.genesis
@@ -227,26 +228,11 @@ struct ChainAppend {
         return totals
     }
 
-    /// A text[] literal: every element quoted, `"` and `\` escaped.
-    static func arrayLiteral(_ values: [String]) -> String {
-        var out = [UInt8]()
-        out.reserveCapacity(values.reduce(2) { $0 + $1.utf8.count + 3 })
-        out.append(UInt8(ascii: "{"))
-        for (n, v) in values.enumerated() {
-            if n > 0 { out.append(UInt8(ascii: ",")) }
-            out.append(UInt8(ascii: "\""))
-            if v.utf8.contains(where: { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
-                for c in v.utf8 {
-                    if c == UInt8(ascii: "\"") || c == UInt8(ascii: "\\") { out.append(UInt8(ascii: "\\")) }
-                    out.append(c)
-                }
-            } else {
-                out.append(contentsOf: v.utf8)
-            }
-            out.append(UInt8(ascii: "\""))
-        }
-        out.append(UInt8(ascii: "}"))
-        return String(decoding: out, as: UTF8.self)
+    /// A text[] parameter in binary form.
+    static func textArray(_ values: [String]) -> SQLValue {
+        var array = BinaryArray(.text, capacity: values.reduce(0) { $0 + $1.utf8.count + 4 })
+        for value in values { array.append(text: value) }
+        return array.parameter
     }
 }
 
