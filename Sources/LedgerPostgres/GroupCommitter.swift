@@ -95,8 +95,10 @@ public final class GroupCommitter: @unchecked Sendable {
         self.projector = projector
         self.maxBatch = maxBatch
         self.maxQueuedEvents = max(1, maxQueuedEvents)
-        let thread = Thread { [self] in self.writerLoop() }
-        thread.name = "ledger.group-commit"
+        let thread = Thread { [self] in
+            Thread.current.name = "ledger-writer"   // named from inside: Linux names the running thread only
+            self.writerLoop()
+        }
         thread.start()
     }
 
