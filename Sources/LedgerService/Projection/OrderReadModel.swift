@@ -22,9 +22,8 @@ struct OrderDocuments: Equatable, Sendable {
     }
 
     init(_ state: OrderState) {
-        let value = state.toJSON()
-        document = JSONSerializer.bytes(value)
-        masked = Self.mayHoldEmail(document) ? JSONSerializer.bytes(EmailMasking.mask(value)) : nil
+        document = state.documentBytes()
+        masked = Self.mayHoldEmail(document) ? JSONSerializer.bytes(EmailMasking.mask(state.toJSON())) : nil
         if masked == document { masked = nil }
     }
 
@@ -60,7 +59,7 @@ struct OrderRow: Sendable {
         state = model.0
         paidRecordedAt = model.1
         documents = OrderDocuments(model.0)
-        stateText = JSONSerializer.bytes(model.0.storageJSON())
+        stateText = model.0.storageBytes()
     }
 }
 
