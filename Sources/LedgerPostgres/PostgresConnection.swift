@@ -308,38 +308,64 @@ public final class PostgresConnection: @unchecked Sendable {
     /// Runs `COPY ... FROM STDIN`; `produce` sends the input piece by piece, so
     /// PostgreSQL works on the first rows while the caller builds the next. If
     /// `produce` throws, the COPY is abandoned (nothing is stored) and the error
-    /// rethrown. Returns the number of rows copied.
-    @discardableResult
+    /// rethrown. `afterSending` runs once all the input is sent, while PostgreSQL
+    /// still works on it: work that needs no database (its error abandons the
+    /// result as well). Returns the number of rows copied.
     ///
-    /// `afterSending` runs once all the input is sent, while PostgreSQL still works
-    /// on it: work that needs no database (its error abandons the result as well).
+    /// The COPY command goes out at once and the input is built while its answer
+    /// travels back: pieces made before the server is ready wait, and go out as
+    /// soon as it is (one round trip less on the writer's path).
+    @discardableResult
     public func copyIn(_ sql: String, produce: (_ send: ([UInt8]) throws -> Void) throws -> Void,
                        afterSending: () throws -> Void = {}) throws -> Int {
         try sendPendingBegin()
         if !inTransaction { try reconnectIfNeeded() }
         guard let conn else { throw PostgresError.connectionLost("no connection") }
-        guard let start = PQexec(conn, sql) else { throw lostOrFailed(conn) }
-        let status = PQresultStatus(start)
-        if status != PGRES_COPY_IN {
-            defer { PQclear(start) }
-            throw Self.error(from: start, conn: conn)
+        guard PQsendQuery(conn, sql) == 1 else { throw lostOrFailed(conn) }
+        func put(_ piece: [UInt8]) throws {
+            let sent = piece.withUnsafeBufferPointer { buffer -> Int32 in
+                buffer.baseAddress.map { base in
+                    base.withMemoryRebound(to: CChar.self, capacity: buffer.count) {
+                        PQputCopyData(conn, $0, Int32(buffer.count))
+                    }
+                } ?? 1
+            }
+            if sent != 1 { throw lostOrFailed(conn) }
         }
-        PQclear(start)
+        var started = false, refused = false
+        var early: [[UInt8]] = []
+        // Waits for the server's answer to the COPY command, then sends what waited.
+        func start() throws {
+            guard let result = PQgetResult(conn) else { throw lostOrFailed(conn) }
+            guard PQresultStatus(result) == PGRES_COPY_IN else {
+                refused = true
+                let error = Self.error(from: result, conn: conn)
+                PQclear(result)
+                while let rest = PQgetResult(conn) { PQclear(rest) }
+                throw error
+            }
+            PQclear(result)
+            started = true
+            for piece in early { try put(piece) }
+            early = []
+        }
+        // True once the answer is in, without waiting for it.
+        func answered() -> Bool { PQconsumeInput(conn) == 1 && PQisBusy(conn) == 0 }
         var failure: Error?
         do {
             try produce { piece in
-                let sent = piece.withUnsafeBufferPointer { buffer -> Int32 in
-                    buffer.baseAddress.map { base in
-                        base.withMemoryRebound(to: CChar.self, capacity: buffer.count) {
-                            PQputCopyData(conn, $0, Int32(buffer.count))
-                        }
-                    } ?? 1
-                }
-                if sent != 1 { throw lostOrFailed(conn) }
+                if !started && answered() { try start() }
+                if started { try put(piece) } else { early.append(piece) }
             }
         } catch {
             failure = error
         }
+        if !started && !refused {
+            // Even when `produce` failed: the COPY must be begun to be abandoned.
+            do { try start() } catch { if failure == nil { failure = error } }
+        }
+        // The server refused the command, or the connection broke: no COPY to end.
+        if !started { throw failure ?? lostOrFailed(conn) }
         let ended = PQputCopyEnd(conn, failure == nil ? nil : "the client abandoned the COPY")
         if ended != 1 && failure == nil { failure = lostOrFailed(conn) }
         if failure == nil {

@@ -32,4 +32,32 @@ struct CopyInTests {
         }
         #expect(try c.query("SELECT count(*) AS n FROM copied").int64(0, "n") == 1000)
     }
+
+    @Test("a producer that fails before the server is ready, or a COPY the server refuses, leaves the connection usable")
+    func failuresBeforeTheCopyBegins() throws {
+        let c = try TestDatabase.create("copyearly").connect()
+        try c.query("CREATE TABLE copied (n integer NOT NULL)")
+        // Fails at once, before any piece and before the server's answer can have arrived.
+        #expect(throws: Abandoned.self) {
+            try c.copyIn("COPY copied (n) FROM STDIN") { _ in throw Abandoned() }
+        }
+        #expect(try c.query("SELECT count(*) AS n FROM copied").int64(0, "n") == 0)
+        // The server refuses the command itself: its error, and no COPY left half open.
+        let refused = #expect(throws: PostgresError.self) {
+            try c.copyIn("COPY no_such_table (n) FROM STDIN") { send in try send(Array("1\n".utf8)) }
+        }
+        #expect(refused.map { "\($0)".contains("no_such_table") } == true)
+        // Pieces built before the answer arrived are sent once it does, in order.
+        let stored = try c.copyIn("COPY copied (n) FROM STDIN") { send in
+            for n in 1...3 { try send(Array("\(n)\n".utf8)) }
+        }
+        #expect(stored == 3)
+        #expect(try c.query("SELECT string_agg(n::text, ',' ORDER BY n) AS ns FROM copied").string(0, "ns") == "1,2,3")
+        // Inside a transaction too (the writer's case): BEGIN goes first, the COPY's rows count.
+        let inTransaction = try c.transaction { tx in
+            try tx.copyIn("COPY copied (n) FROM STDIN") { send in try send(Array("4\n".utf8)) }
+        }
+        #expect(inTransaction == 1)
+        #expect(try c.query("SELECT count(*) AS n FROM copied").int64(0, "n") == 4)
+    }
 }
