@@ -37,16 +37,19 @@ public enum JSONBText {
             out.append(UInt8(ascii: "]"))
         case .object(let fields):
             // jsonb orders keys by (length, bytes) and keeps the last of duplicate keys.
-            let sorted = fields.indices.sorted { i, j in
-                let (a, b) = (fields[i].0.utf8, fields[j].0.utf8)
-                if a.count != b.count { return a.count < b.count }
-                if !a.elementsEqual(b) { return a.lexicographicallyPrecedes(b) }
-                return i < j
+            var sorted = Array(fields.indices)
+            let inOrder = fields.count < 2
+                || (1..<fields.count).allSatisfy { keyOrder(fields[$0 - 1].0, fields[$0].0) < 0 }
+            if !inOrder {
+                sorted.sort { i, j in
+                    let order = keyOrder(fields[i].0, fields[j].0)
+                    return order != 0 ? order < 0 : i < j
+                }
             }
             out.append(UInt8(ascii: "{"))
             var first = true
             for (n, i) in sorted.enumerated() {
-                if n + 1 < sorted.count, fields[sorted[n + 1]].0.utf8.elementsEqual(fields[i].0.utf8) { continue }  // the later one wins
+                if n + 1 < sorted.count, keyOrder(fields[sorted[n + 1]].0, fields[i].0) == 0 { continue }  // the later one wins
                 if !first { out.append(contentsOf: [UInt8(ascii: ","), UInt8(ascii: " ")]) }
                 first = false
                 writeString(fields[i].0, to: &out)
@@ -56,6 +59,22 @@ public enum JSONBText {
             out.append(UInt8(ascii: "}"))
         }
         return true
+    }
+
+    /// jsonb's key order, as -1, 0 or 1: the shorter key first, then bytewise.
+    /// Compares the UTF-8 in place (this runs for every key of every payload).
+    static func keyOrder(_ a: String, _ b: String) -> Int {
+        let (countA, countB) = (a.utf8.count, b.utf8.count)
+        if countA != countB { return countA < countB ? -1 : 1 }
+        let inPlace = a.utf8.withContiguousStorageIfAvailable { bytesA in
+            b.utf8.withContiguousStorageIfAvailable { bytesB -> Int in
+                for i in 0..<countA where bytesA[i] != bytesB[i] { return bytesA[i] < bytesB[i] ? -1 : 1 }
+                return 0
+            }
+        }
+        if let inPlace, let order = inPlace { return order }
+        if a.utf8.elementsEqual(b.utf8) { return 0 }
+        return a.utf8.lexicographicallyPrecedes(b.utf8) ? -1 : 1
     }
 
     /// PostgreSQL's escape_json: `\"`, `\\`, `\b \f \n \r \t`, other bytes
@@ -92,6 +111,13 @@ public enum JSONBText {
     /// or if numeric would refuse it (an exponent beyond +-1000, as numeric_in).
     public static func numeric(_ literal: String) -> String? {
         guard literal.utf8.count <= 4096, JSONSerializer.isValidNumberLiteral(literal) else { return nil }
+        // Without an exponent a JSON number prints as written (the grammar allows no
+        // leading zeros, and numeric keeps the fraction's digits), but for negative zero.
+        if !literal.utf8.contains(where: { $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }),
+           literal.utf8.first != UInt8(ascii: "-")
+            || literal.utf8.contains(where: { $0 >= UInt8(ascii: "1") && $0 <= UInt8(ascii: "9") }) {
+            return literal
+        }
         var b = Substring(literal)
         var negative = false
         if b.first == "-" { negative = true; b = b.dropFirst() }
