@@ -15,7 +15,7 @@ enum FramingGuard {
         var transferEncodings: [String] = []
         var contentLengths: [String] = []
         for (rawName, value) in headers {
-            let name = rawName.lowercased()
+            let name = HTTPRequest.fieldName(rawName)
             let trimmedName = name.trimmingSpaces()
             guard trimmedName == "transfer-encoding" || trimmedName == "content-length" else { continue }
             // "Transfer-Encoding :" or a tab-padded name is an obfuscation some proxies still honour.

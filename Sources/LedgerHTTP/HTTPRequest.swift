@@ -28,18 +28,25 @@ public struct HTTPRequest: Sendable {
         remoteAddress: String = "unknown",
         requestID: String = RequestID.generate()
     ) {
+        var lowered: [String: String] = [:]
+        for (name, value) in headers {
+            let key = Self.fieldName(name)
+            if let existing = lowered[key] { lowered[key] = existing + ", " + value } else { lowered[key] = value }
+        }
+        self.init(method: method, path: path, queryItems: queryItems, lowercasedHeaders: lowered, body: body,
+                  remoteAddress: remoteAddress, requestID: requestID)
+    }
+
+    /// For the server, whose header names are already lowercased and joined (`RequestContext`).
+    init(method: String, path: String, queryItems: [(name: String, value: String)], lowercasedHeaders: [String: String],
+         body: [UInt8], remoteAddress: String, requestID: String) {
         self.method = method
         self.path = path
         self.queryItems = queryItems
         var first: [String: String] = [:]
         for item in queryItems where first[item.name] == nil { first[item.name] = item.value }
         self.query = first
-        var lowered: [String: String] = [:]
-        for (name, value) in headers {
-            let key = name.lowercased()
-            if let existing = lowered[key] { lowered[key] = existing + ", " + value } else { lowered[key] = value }
-        }
-        self.headers = lowered
+        self.headers = lowercasedHeaders
         self.body = body
         self.remoteAddress = remoteAddress
         self.requestID = requestID
@@ -47,7 +54,22 @@ public struct HTTPRequest: Sendable {
 
     /// The value of a header field, looked up case-insensitively.
     public func header(_ name: String) -> String? {
-        headers[name.lowercased()]
+        headers[Self.fieldName(name)]
+    }
+
+    /// A header name lowercased. Names are ASCII tokens: they are lowercased byte by
+    /// byte (and returned as they are when already lowercase); anything else goes
+    /// through `lowercased()`. This runs for every header of every request.
+    static func fieldName(_ name: String) -> String {
+        var ascii = true, upper = false
+        for byte in name.utf8 {
+            if byte >= 0x80 { ascii = false; break }
+            if byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") { upper = true }
+        }
+        guard ascii else { return name.lowercased() }
+        guard upper else { return name }
+        return String(decoding: name.utf8.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 + 32 : $0 },
+                      as: UTF8.self)
     }
 
     /// Every value a query parameter was given, in order.

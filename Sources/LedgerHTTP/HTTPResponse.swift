@@ -22,14 +22,14 @@ public struct HTTPResponse: Sendable {
 
     /// The first value of a header field, looked up case-insensitively.
     public func header(_ name: String) -> String? {
-        let wanted = name.lowercased()
-        return headers.first { $0.0.lowercased() == wanted }?.1
+        let wanted = HTTPRequest.fieldName(name)
+        return headers.first { HTTPRequest.fieldName($0.0) == wanted }?.1
     }
 
     /// Replaces every field called `name` with one field of this value.
     public mutating func setHeader(_ name: String, _ value: String) {
-        let wanted = name.lowercased()
-        headers.removeAll { $0.0.lowercased() == wanted }
+        let wanted = HTTPRequest.fieldName(name)
+        headers.removeAll { HTTPRequest.fieldName($0.0) == wanted }
         headers.append((name, value))
     }
 

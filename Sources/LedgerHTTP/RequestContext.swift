@@ -49,12 +49,13 @@ final class RequestContext: @unchecked Sendable {
     /// The request as the service sees it (its body is empty for layer-level rejections).
     func request(body: [UInt8] = []) -> HTTPRequest {
         var headerMap: [String: String] = [:]
+        headerMap.reserveCapacity(headers.count)
         for (name, value) in headers {
-            let key = name.lowercased()
+            let key = HTTPRequest.fieldName(name)
             if let existing = headerMap[key] { headerMap[key] = existing + ", " + value } else { headerMap[key] = value }
         }
         return HTTPRequest(
-            method: method, path: path, queryItems: queryItems, headers: headerMap, body: body,
+            method: method, path: path, queryItems: queryItems, lowercasedHeaders: headerMap, body: body,
             remoteAddress: remoteAddress, requestID: requestID)
     }
 }

@@ -133,11 +133,26 @@ public struct Router: Sendable {
     private static func fits(_ segments: [Segment], _ parts: [Substring]) -> Bool {
         for (segment, part) in zip(segments, parts) {
             switch segment {
-            case .literal(let text): if part != text[...] { return false }
+            case .literal(let text): if !Router.sameBytes(part, text) { return false }
             case .parameter: if part.isEmpty { return false }
             }
         }
         return true
+    }
+
+    /// Byte equality of a path segment and a literal, on the UTF-8 in place (String's
+    /// `==` compares by Unicode canonical equivalence, which routing needs not pay for).
+    private static func sameBytes(_ part: Substring, _ literal: String) -> Bool {
+        let (a, b) = (part.utf8, literal.utf8)
+        guard a.count == b.count else { return false }
+        let inPlace = a.withContiguousStorageIfAvailable { bytesA in
+            b.withContiguousStorageIfAvailable { bytesB in
+                for i in 0..<bytesA.count where bytesA[i] != bytesB[i] { return false }
+                return true
+            }
+        }
+        if let inPlace, let same = inPlace { return same }
+        return a.elementsEqual(b)
     }
 
     private enum Precedence { case fewer, same, more }

@@ -106,7 +106,7 @@ final class ServerCore: @unchecked Sendable {
             (name: PercentDecoding.decode($0.0), value: PercentDecoding.decode($0.1))
         }
         context.remoteAddress = peers.address(of: connection)
-        let clientID = context.headers.first { $0.0.lowercased() == "x-request-id" }?.1
+        let clientID = context.headers.first { HTTPRequest.fieldName($0.0) == "x-request-id" }?.1
         context.requestID = RequestID.sanitized(clientID) ?? RequestID.generate()
 
         switch FramingGuard.check(headers: context.headers, version: context.version,
@@ -265,7 +265,7 @@ final class ServerCore: @unchecked Sendable {
     /// Drops fields the server owns (framing) and any name or value that could split the header block.
     static func isSafeHeader(_ name: String, _ value: String) -> Bool {
         guard !name.isEmpty else { return false }
-        switch name.lowercased() {
+        switch HTTPRequest.fieldName(name) {
         case "content-length", "transfer-encoding", "x-request-id": return false
         case "connection": return value.lowercased() == "close"
         default: break
