@@ -224,7 +224,7 @@ struct OrderReadModel: Sendable {
     /// Each order's row as it is saved: its documents and storage text. This is most
     /// of a save's CPU; a large batch is split across the cores.
     static func render(_ models: [(OrderState, Timestamp?)]) -> [OrderRow] {
-        let chunks = min(ProcessInfo.processInfo.activeProcessorCount, models.count / 16)
+        let chunks = min(Self.processors, models.count / 16)
         guard chunks > 1 else { return models.map(OrderRow.init) }
         var out = [OrderRow?](repeating: nil, count: models.count)
         out.withUnsafeMutableBufferPointer { buffer in
@@ -235,6 +235,9 @@ struct OrderReadModel: Sendable {
         }
         return out.map { $0! }
     }
+
+    /// Read once: Foundation reads the cgroup's CPU files on every call, and this runs per batch.
+    static let processors = ProcessInfo.processInfo.activeProcessorCount
 
     static let saveManySQL = """
         INSERT INTO ledger.orders AS o (
