@@ -13,8 +13,10 @@ public struct PreparedEvent: Sendable {
     /// with such an item goes through ledger.append_events, whose error says why.
     let chain: ChainParts?
 
-    /// The parts of one event's hashed content and COPY row.
-    struct ChainParts: Sendable {
+    /// The parts of one event's hashed content and COPY row. A class: the writer
+    /// passes these around a batch at a time, and one reference is cheaper to copy
+    /// than seven.
+    final class ChainParts: Sendable {
         let eventID: String
         /// The payload as jsonb prints it: compared with a stored event's to tell a
         /// duplicate from a key conflict.
@@ -29,6 +31,17 @@ public struct PreparedEvent: Sendable {
         /// COPY fields type, source, payload, raw, metadata, idempotency_key.
         let copyBody: [UInt8]
         let observedMicros: Int64
+
+        init(eventID: String, payloadText: [UInt8], contentHead: [UInt8], contentBody: [UInt8], copyHead: [UInt8],
+             copyBody: [UInt8], observedMicros: Int64) {
+            self.eventID = eventID
+            self.payloadText = payloadText
+            self.contentHead = contentHead
+            self.contentBody = contentBody
+            self.copyHead = copyHead
+            self.copyBody = copyBody
+            self.observedMicros = observedMicros
+        }
     }
 
     public init(_ event: NewEvent) {

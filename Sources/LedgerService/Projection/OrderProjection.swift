@@ -46,7 +46,9 @@ struct OrderProjection: BatchProjector {
             for event in events { Self.fold(&model, event) }
             models.append(model)
         }
-        for row in OrderReadModel.render(models) { plan.rendered[row.state.merchantOrderNo.value] = row }
+        let rows = OrderReadModel.render(models)
+        plan.rendered.reserveCapacity(rows.count)
+        for row in rows { plan.rendered[row.state.merchantOrderNo.value] = row }
         return plan
     }
 
@@ -74,6 +76,9 @@ struct OrderProjection: BatchProjector {
     static func plan(_ appended: [Item]) throws -> Plan {
         var plan = Plan()
         var indexByOrder: [String: Int] = [:]
+        indexByOrder.reserveCapacity(appended.count)
+        plan.versions.reserveCapacity(appended.count)
+        plan.orderEvents.reserveCapacity(appended.count)
         for (new, attachment, outcome) in appended {
             guard case .appended(let receipt) = outcome else { continue }
             // The submitter attaches the parsed event; parse the payload only when it did not.

@@ -48,12 +48,14 @@ struct OrderDocuments: Equatable, Sendable {
 
 /// One order as `ledger.orders` stores it: the state, the export period key, and
 /// what is rendered from the state.
-struct OrderRow: Sendable {
-    var state: OrderState
-    var paidRecordedAt: Timestamp?
-    var documents: OrderDocuments
+/// A class: a batch's rows pass through a few collections on the writer's path,
+/// and one reference is cheaper to copy than a whole state.
+final class OrderRow: Sendable {
+    let state: OrderState
+    let paidRecordedAt: Timestamp?
+    let documents: OrderDocuments
     /// The storage form (`OrderState.storageJSON`) as JSON text.
-    var stateText: [UInt8]
+    let stateText: [UInt8]
 
     init(_ model: (OrderState, Timestamp?)) {
         state = model.0
