@@ -17,7 +17,10 @@ public enum LogValue: Sendable, Equatable, ExpressibleByStringLiteral, Expressib
 
     fileprivate func append(to out: inout String) {
         switch self {
-        case .string(let text): out += JSONText.quoted(text)
+        case .string(let text):
+            out += "\""
+            JSONText.appendEscaped(text, to: &out)
+            out += "\""
         case .int(let number): out += String(number)
         case .double(let number): out += number.isFinite ? String(number) : "null"
         case .bool(let flag): out += flag ? "true" : "false"
@@ -92,7 +95,8 @@ public struct Logger: Sendable {
     public func log(_ level: Level, _ message: String, _ fields: [(String, LogValue)] = []) {
         guard level >= minimumLevel else { return }
         let sink = level >= .warning ? (urgentSink ?? self.sink) : self.sink
-        sink(Logger.line(level: level, message: message, fields: baseFields + fields, time: Logger.now()))
+        sink(Logger.line(level: level, message: message, fields: baseFields.isEmpty ? fields : baseFields + fields,
+                         time: Logger.now()))
     }
 
     public func debug(_ message: String, _ fields: [(String, LogValue)] = []) { log(.debug, message, fields) }

@@ -53,7 +53,7 @@ enum PgbenchScripts {
                    'P' || lpad(i::text, 24, '0'), '0x' || encode(sha256(i::text::bytea), 'hex'), NULL, now(), now(), NULL, NULL,
                    1, i, \(state)
               FROM generate_series(1, \(orders)) AS i;
-            CREATE INDEX ON bench_orders (updated_at DESC, merchant_order_no DESC);
+            CREATE INDEX ON bench_orders (updated_at, merchant_order_no);
             CREATE INDEX ON bench_orders (tx_hash);
             VACUUM ANALYZE bench_orders;
 
