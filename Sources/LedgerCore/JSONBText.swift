@@ -61,6 +61,35 @@ public enum JSONBText {
         return true
     }
 
+    /// `value` as jsonb holds it: object keys in jsonb's order (the last of a repeated
+    /// key kept) and numbers as numeric prints them, at every depth (a number numeric
+    /// would refuse stays as written). An event's payload comes back from the store in
+    /// this form, so state built from a payload as received must use it too: a live
+    /// fold and a replay then hold equal facts.
+    public static func normalized(_ value: JSONValue) -> JSONValue {
+        switch value {
+        case .null, .bool, .string:
+            return value
+        case .number(let literal):
+            return numeric(literal).map(JSONValue.number) ?? value
+        case .array(let items):
+            return .array(items.map(normalized))
+        case .object(let fields):
+            var sorted = Array(fields.indices)
+            sorted.sort { i, j in
+                let order = keyOrder(fields[i].0, fields[j].0)
+                return order != 0 ? order < 0 : i < j
+            }
+            var out: [(String, JSONValue)] = []
+            out.reserveCapacity(fields.count)
+            for (n, i) in sorted.enumerated() {
+                if n + 1 < sorted.count, keyOrder(fields[sorted[n + 1]].0, fields[i].0) == 0 { continue }  // the later one wins
+                out.append((fields[i].0, normalized(fields[i].1)))
+            }
+            return .object(out)
+        }
+    }
+
     /// jsonb's key order, as -1, 0 or 1: the shorter key first, then bytewise.
     /// Compares the UTF-8 in place (this runs for every key of every payload).
     static func keyOrder(_ a: String, _ b: String) -> Int {

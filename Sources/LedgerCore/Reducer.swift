@@ -56,7 +56,10 @@ extension OrderState {
                 observations.append(fact)
             }
         case .clientSignal(let c):
-            let fact = ClientSignalFact(position: position, provider: c.provider, callback: c.callback, payload: c.payload,
+            // The payload as the store gives it back (JSONBText.normalized): the live fold of a
+            // payload as received and a replay from the log must agree byte for byte.
+            let fact = ClientSignalFact(position: position, provider: c.provider, callback: c.callback,
+                                        payload: JSONBText.normalized(c.payload),
                                         clientEventId: c.clientEventId, occurredAt: c.occurredAt, observedAt: c.observedAt)
             if let current = lastClientSignal {
                 let newer = fact.observedAt != current.observedAt ? fact.observedAt > current.observedAt : position > current.position

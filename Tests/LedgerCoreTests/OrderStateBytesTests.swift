@@ -94,3 +94,36 @@ struct OrderStateBytesTests {
         #expect(String(decoding: w.bytes, as: UTF8.self) == #"{"a":[],"b":[1,{},{"c":null,"e":null}],"f":"x\"y"}"#)
     }
 }
+
+/// A client signal's payload reaches the state as received on the live path and
+/// from the store (jsonb's form) on a replay: both must give the same state.
+struct ClientPayloadFormTests {
+    @Test("a client payload in any key order or number spelling folds as its stored form does")
+    func livePayloadEqualsStored() throws {
+        let no = orderNo("FORM-1")
+        let payloads: [JSONValue] = [
+            .object([("error", .string("serverError")), ("code", .number("1.0e2"))]),
+            .object([("zz", .number("1.50")), ("a", .object([("b", .array([.number("-0"), .number("7")])), ("aa", .null)]))]),
+            .object([("k", .number("1")), ("k", .number("2")), ("é", .bool(true)), ("e", .string("x"))]),
+            .array([.number("1E+2"), .object([("y", .number("0.000")), ("x", .number("12e-1"))])]),
+        ]
+        for payload in payloads {
+            let live = LedgerEvent.clientSignal(ClientSignal(
+                merchantOrderNo: no, provider: "banxa", callback: "banxaDidFail", payload: payload,
+                clientEventId: "6f1c2a4e-3f1d-4c8a-9e2b-5d6f7a8b9c0d", occurredAt: at(5), receivedAt: at(6)))
+            // What the store gives back: the payload as jsonb prints it, parsed again.
+            let storedText = try #require(JSONBText.string(payload))
+            let stored = LedgerEvent.clientSignal(ClientSignal(
+                merchantOrderNo: no, provider: "banxa", callback: "banxaDidFail", payload: try JSONValue.parse(storedText),
+                clientEventId: "6f1c2a4e-3f1d-4c8a-9e2b-5d6f7a8b9c0d", occurredAt: at(5), receivedAt: at(6)))
+            let fromLive = fold(no, [RecordedEvent(event: live, position: 3, recordedAt: at(7))])
+            let fromStored = fold(no, [RecordedEvent(event: stored, position: 3, recordedAt: at(7))])
+            #expect(fromLive == fromStored, "\(storedText)")
+            #expect(fromLive.storageBytes() == fromStored.storageBytes())
+            #expect(fromLive.documentBytes() == fromStored.documentBytes())
+            // And the normal form is what jsonb prints.
+            #expect(JSONSerializer.string(JSONBText.normalized(payload)).replacingOccurrences(of: " ", with: "")
+                    == storedText.replacingOccurrences(of: " ", with: ""))
+        }
+    }
+}
