@@ -93,6 +93,8 @@ struct CLITests {
     func verifyAndRebuild() throws {
         // Write through the real projection path: a registration and a paid webhook.
         try TestWrites(pool: db.pool(size: 1)).registerAndPay("V-1")
+        // A live client signal with a payload out of jsonb's form must replay to the same state.
+        try TestWrites(pool: db.pool(size: 1)).clientSignal("V-1")
         let run = CLIRun()
         #expect(run(["verify"], env: env) == 0)
         #expect(run.output.last == "read models match a replay of the events")
@@ -161,5 +163,19 @@ struct TestWrites {
         let receipt = Receipt(requestID: "test", verifiedBy: "signature")
         _ = try committer.append([EventMapping.newEvent(.registered(registration), raw: nil, receipt: receipt)])
         _ = try committer.append([EventMapping.newEvent(paid, raw: body, receipt: receipt)])
+    }
+
+    /// A client signal whose payload is neither in jsonb's key order nor in its number
+    /// spelling, appended as the live path does (the parsed event attached).
+    func clientSignal(_ no: String) throws {
+        let committer = GroupCommitter(pool: pool, projector: OrderProjection())
+        defer { committer.shutdown(); pool.close() }
+        let now = Timestamp.now()
+        let event = LedgerEvent.clientSignal(ClientSignal(
+            merchantOrderNo: try MerchantOrderNo(no), provider: "banxa", callback: "banxaDidFail",
+            payload: .object([("error", .string("serverError")), ("code", .number("1.0e2"))]),
+            clientEventId: "6f1c2a4e-3f1d-4c8a-9e2b-5d6f7a8b9c0d", occurredAt: now, receivedAt: now))
+        let new = EventMapping.newEvent(event, raw: nil, receipt: Receipt(requestID: "test", verifiedBy: "token:test"))
+        _ = try committer.append([new], attachments: [event])
     }
 }
