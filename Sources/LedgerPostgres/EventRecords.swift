@@ -17,9 +17,14 @@ public struct NewEvent: Sendable, Equatable {
     public var observedAt: Timestamp
     /// When set, the append succeeds only if the stream is at this version.
     public var expectedVersion: Int?
+    /// True when `payloadJSON` and `metadataJSON` were rendered by `JSONBText` (already
+    /// in the text jsonb prints): the writer then skips checking that they are. Not
+    /// part of the event's identity (`==` ignores it).
+    public var renderedAsJSONB: Bool
 
     public init(stream: String, type: String, source: String, payloadJSON: String, raw: [UInt8]? = nil,
-                metadataJSON: String = "{}", idempotencyKey: String, observedAt: Timestamp, expectedVersion: Int? = nil) {
+                metadataJSON: String = "{}", idempotencyKey: String, observedAt: Timestamp, expectedVersion: Int? = nil,
+                renderedAsJSONB: Bool = false) {
         self.stream = stream
         self.type = type
         self.source = source
@@ -29,6 +34,13 @@ public struct NewEvent: Sendable, Equatable {
         self.idempotencyKey = idempotencyKey
         self.observedAt = observedAt
         self.expectedVersion = expectedVersion
+        self.renderedAsJSONB = renderedAsJSONB
+    }
+
+    public static func == (a: NewEvent, b: NewEvent) -> Bool {
+        a.stream == b.stream && a.type == b.type && a.source == b.source && a.payloadJSON == b.payloadJSON
+            && a.raw == b.raw && a.metadataJSON == b.metadataJSON && a.idempotencyKey == b.idempotencyKey
+            && a.observedAt == b.observedAt && a.expectedVersion == b.expectedVersion
     }
 }
 

@@ -50,7 +50,8 @@ public struct PreparedEvent: Sendable {
     }
 
     private static func parts(_ e: NewEvent) -> ChainParts? {
-        guard let payloadText = jsonbText(e.payloadJSON), let metadataText = jsonbText(e.metadataJSON) else { return nil }
+        guard let payloadText = jsonbText(e.payloadJSON, rendered: e.renderedAsJSONB),
+              let metadataText = jsonbText(e.metadataJSON, rendered: e.renderedAsJSONB) else { return nil }
         let id = timeOrderedUUID()
         let idText = Array(uuidText(id).utf8)
 
@@ -93,9 +94,9 @@ public struct PreparedEvent: Sendable {
     }
 
     /// The text jsonb will print for `json`: the text itself when it is already in
-    /// that form (the service writes its payloads so), else parsed and rendered.
-    static func jsonbText(_ json: String) -> [UInt8]? {
-        if JSONBText.isCanonical(json) { return Array(json.utf8) }
+    /// that form (rendered by JSONBText, or checked to be), else parsed and rendered.
+    static func jsonbText(_ json: String, rendered: Bool = false) -> [UInt8]? {
+        if rendered || JSONBText.isCanonical(json) { return Array(json.utf8) }
         guard let value = try? JSONValue.parse(json) else { return nil }
         return JSONBText.bytes(value)
     }

@@ -19,23 +19,22 @@ enum EventMapping {
         metadata.append(("requestId", .string(receipt.requestID)))
         metadata.append(("verifiedBy", .string(receipt.verifiedBy)))
         if let signedWith = receipt.signedWith { metadata.append(("signedWith", signedWith)) }
+        let payload = JSONBText.string(event.payload), metadataText = JSONBText.string(.object(metadata))
         return NewEvent(
             stream: event.stream,
             type: event.type,
             source: event.source.rawValue,
-            payloadJSON: jsonbText(event.payload),
+            payloadJSON: payload ?? JSONSerializer.string(event.payload),
             raw: raw,
-            metadataJSON: jsonbText(.object(metadata)),
+            metadataJSON: metadataText ?? JSONSerializer.string(.object(metadata)),
             idempotencyKey: event.idempotencyKey,
-            observedAt: event.observedAt)
+            observedAt: event.observedAt,
+            renderedAsJSONB: payload != nil && metadataText != nil)
     }
 
-    /// JSON in the form jsonb prints, so the writer can hash and store it without
-    /// parsing it again (a value jsonb would refuse keeps its compact form, and
-    /// PostgreSQL's error).
-    static func jsonbText(_ value: JSONValue) -> String {
-        JSONBText.string(value) ?? JSONSerializer.string(value)
-    }
+    // Payload and metadata go out in the form jsonb prints (JSONBText), so the writer
+    // hashes and stores them without parsing them again; a value jsonb would refuse
+    // keeps its compact form, and PostgreSQL's error.
 
     /// Rebuilds the canonical event of a stored row.
     static func recorded(_ stored: StoredEvent) throws -> RecordedEvent {
