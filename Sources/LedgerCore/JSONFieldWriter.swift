@@ -32,7 +32,12 @@ struct JSONFieldWriter {
     mutating func integer<I: BinaryInteger>(_ value: I) { bytes.append(contentsOf: String(value).utf8) }
     mutating func bool(_ value: Bool) { bytes.append(contentsOf: (value ? "true" : "false").utf8) }
     mutating func null() { bytes.append(contentsOf: "null".utf8) }
-    mutating func time(_ value: Timestamp) { string(value.rfc3339) }
+    /// RFC 3339 needs no escaping: written straight into the buffer, quoted.
+    mutating func time(_ value: Timestamp) {
+        bytes.append(UInt8(ascii: "\""))
+        value.appendRFC3339(to: &bytes)
+        bytes.append(UInt8(ascii: "\""))
+    }
     mutating func value(_ value: JSONValue) { JSONSerializer.write(value, to: &bytes) }
 
     // Members whose value may be missing: `orNull` writes null (the read model shows

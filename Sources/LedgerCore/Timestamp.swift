@@ -18,14 +18,19 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
 
     /// RFC 3339 in UTC with `Z`; fractional digits only when the instant has them.
     public var rfc3339: String {
+        var b = [UInt8]()
+        b.reserveCapacity(27)
+        appendRFC3339(to: &b)
+        return String(decoding: b, as: UTF8.self)
+    }
+
+    /// Appends `rfc3339`'s bytes: written digit by digit into the caller's buffer, as
+    /// this runs for every time in every document, payload and log line.
+    public func appendRFC3339(to b: inout [UInt8]) {
         let secs = seconds
         let micros = Int(microseconds - secs * 1_000_000)
         let (y, m, d) = Self.civil(fromDays: Int(floorDiv(secs, 86_400)))
         let sod = Int(secs - floorDiv(secs, 86_400) * 86_400)
-        // Written digit by digit into one buffer: this runs for every time in every
-        // document, payload and log line.
-        var b = [UInt8]()
-        b.reserveCapacity(27)
         func digits(_ value: Int, _ width: Int) {
             var divisor = 1
             for _ in 1..<width { divisor *= 10 }
@@ -52,7 +57,6 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
             while b.last == 48 { b.removeLast() }
         }
         b.append(UInt8(ascii: "Z"))
-        return String(decoding: b, as: UTF8.self)
     }
 
     public var description: String { rfc3339 }

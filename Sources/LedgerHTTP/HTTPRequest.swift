@@ -68,8 +68,15 @@ public struct HTTPRequest: Sendable {
         }
         guard ascii else { return name.lowercased() }
         guard upper else { return name }
-        return String(decoding: name.utf8.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 + 32 : $0 },
-                      as: UTF8.self)
+        // Written in place: a name of up to 15 bytes becomes a small string, no allocation.
+        return String(unsafeUninitializedCapacity: name.utf8.count) { buffer in
+            var n = 0
+            for byte in name.utf8 {
+                buffer[n] = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte + 32 : byte
+                n += 1
+            }
+            return n
+        }
     }
 
     /// Every value a query parameter was given, in order.

@@ -56,7 +56,8 @@ public struct BinaryArray: Sendable {
     public mutating func append(text: String?) {
         guard let text else { return appendNull() }
         precondition(element == .text)
-        append(utf8: Array(text.utf8))
+        BinaryField.appendLengthPrefixed(&body, text)
+        count += 1
     }
 
     /// Text (or, for `.jsonb`, JSON text) already as UTF-8 bytes.

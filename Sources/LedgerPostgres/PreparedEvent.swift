@@ -53,23 +53,22 @@ public struct PreparedEvent: Sendable {
         guard let payloadText = jsonbText(e.payloadJSON, rendered: e.renderedAsJSONB),
               let metadataText = jsonbText(e.metadataJSON, rendered: e.renderedAsJSONB) else { return nil }
         let id = timeOrderedUUID()
-        let idText = Array(uuidText(id).utf8)
+        let idText = uuidText(id)
 
         var contentHead = [UInt8]()
         contentHead.reserveCapacity(48 + e.stream.utf8.count)
-        BinaryField.appendInt32(&contentHead, Int32(idText.count))
-        contentHead.append(contentsOf: idText)
-        BinaryField.appendLengthPrefixed(&contentHead, Array(e.stream.utf8))
+        BinaryField.appendLengthPrefixed(&contentHead, idText)
+        BinaryField.appendLengthPrefixed(&contentHead, e.stream)
 
         let raw = e.raw
         var contentBody = [UInt8]()
         contentBody.reserveCapacity(payloadText.count + metadataText.count + (raw?.count ?? 0) + 128)
-        BinaryField.appendLengthPrefixed(&contentBody, Array(e.type.utf8))
-        BinaryField.appendLengthPrefixed(&contentBody, Array(e.source.utf8))
+        BinaryField.appendLengthPrefixed(&contentBody, e.type)
+        BinaryField.appendLengthPrefixed(&contentBody, e.source)
         BinaryField.appendLengthPrefixed(&contentBody, payloadText)
         if let raw { BinaryField.appendLengthPrefixed(&contentBody, raw) } else { BinaryField.appendInt32(&contentBody, -1) }
         BinaryField.appendLengthPrefixed(&contentBody, metadataText)
-        BinaryField.appendLengthPrefixed(&contentBody, Array(e.idempotencyKey.utf8))
+        BinaryField.appendLengthPrefixed(&contentBody, e.idempotencyKey)
 
         // COPY BINARY: every field is a length then the type's binary form; jsonb's
         // is a version byte (1) then the text. The length prefixes of text fields
@@ -77,18 +76,18 @@ public struct PreparedEvent: Sendable {
         var copyHead = [UInt8]()
         copyHead.reserveCapacity(24 + e.stream.utf8.count)
         BinaryField.appendLengthPrefixed(&copyHead, id)
-        BinaryField.appendLengthPrefixed(&copyHead, Array(e.stream.utf8))
+        BinaryField.appendLengthPrefixed(&copyHead, e.stream)
 
         var copyBody = [UInt8]()
         copyBody.reserveCapacity(contentBody.count + 8)
-        BinaryField.appendLengthPrefixed(&copyBody, Array(e.type.utf8))
-        BinaryField.appendLengthPrefixed(&copyBody, Array(e.source.utf8))
+        BinaryField.appendLengthPrefixed(&copyBody, e.type)
+        BinaryField.appendLengthPrefixed(&copyBody, e.source)
         BinaryField.appendJSONB(&copyBody, payloadText)
         if let raw { BinaryField.appendLengthPrefixed(&copyBody, raw) } else { BinaryField.appendInt32(&copyBody, -1) }
         BinaryField.appendJSONB(&copyBody, metadataText)
-        BinaryField.appendLengthPrefixed(&copyBody, Array(e.idempotencyKey.utf8))
+        BinaryField.appendLengthPrefixed(&copyBody, e.idempotencyKey)
 
-        return ChainParts(eventID: uuidText(id), payloadText: payloadText, contentHead: contentHead,
+        return ChainParts(eventID: idText, payloadText: payloadText, contentHead: contentHead,
                           contentBody: contentBody, copyHead: copyHead, copyBody: copyBody,
                           observedMicros: e.observedAt.microseconds)
     }
@@ -116,15 +115,21 @@ public struct PreparedEvent: Sendable {
 
     /// The text form PostgreSQL prints for a uuid: lowercase, 8-4-4-4-12.
     static func uuidText(_ b: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(36)
-        for (i, byte) in b.enumerated() {
-            if i == 4 || i == 6 || i == 8 || i == 10 { out.append(UInt8(ascii: "-")) }
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0xf)])
+        precondition(b.count == 16)
+        return String(unsafeUninitializedCapacity: 36) { out in
+            var n = 0
+            for (i, byte) in b.enumerated() {
+                if i == 4 || i == 6 || i == 8 || i == 10 { out[n] = UInt8(ascii: "-"); n += 1 }
+                out[n] = hexDigit(byte >> 4)
+                out[n + 1] = hexDigit(byte & 0xf)
+                n += 2
+            }
+            return n
         }
-        return String(decoding: out, as: UTF8.self)
+    }
+
+    private static func hexDigit(_ nibble: UInt8) -> UInt8 {
+        nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
     }
 }
 
@@ -146,6 +151,12 @@ enum BinaryField {
     static func appendLengthPrefixed(_ out: inout [UInt8], _ bytes: [UInt8]) {
         appendInt32(&out, Int32(truncatingIfNeeded: bytes.count))
         out.append(contentsOf: bytes)
+    }
+
+    /// A string's UTF-8, length-prefixed, without an intermediate array.
+    static func appendLengthPrefixed(_ out: inout [UInt8], _ text: String) {
+        appendInt32(&out, Int32(truncatingIfNeeded: text.utf8.count))
+        out.append(contentsOf: text.utf8)
     }
 
     /// A jsonb field of binary COPY: length, version byte 1, the JSON text.
