@@ -106,6 +106,7 @@ public enum JSONParser {
             var seen: Set<String>? = nil
             skipSpace()
             if i < b.count && b[i] == UInt8(ascii: "}") { i += 1; depth -= 1; return .object(fields) }
+            fields.reserveCapacity(16)   // provider bodies hold about a dozen fields: no regrowth
             while true {
                 skipSpace()
                 guard i < b.count else { throw JSONError(.unexpectedEnd, at: i) }

@@ -16,6 +16,7 @@ struct Receipt: Sendable {
 enum EventMapping {
     static func newEvent(_ event: LedgerEvent, raw: [UInt8]?, receipt: Receipt) -> NewEvent {
         var metadata: [(String, JSONValue)] = event.metadata.objectFields ?? []
+        metadata.reserveCapacity(metadata.count + 3)
         metadata.append(("requestId", .string(receipt.requestID)))
         metadata.append(("verifiedBy", .string(receipt.verifiedBy)))
         if let signedWith = receipt.signedWith { metadata.append(("signedWith", signedWith)) }
