@@ -13,8 +13,11 @@ import LedgerCore
 /// Entries are kept only once their transaction committed.
 ///
 /// Writer thread only (the GroupCommitter calls the projector from its one
-/// writer thread), hence no lock. Bounded: past `capacity` entries, it
-/// forgets arbitrary ones down to half the capacity.
+/// writer thread), hence no lock. Bounded by two generations of at most half
+/// the capacity each: when the newer one fills up, the older one is dropped
+/// whole and the newer one takes its place. (Removing entries one by one from
+/// one large dictionary cost more than the cache saved: every removal shifts
+/// and rehashes its neighbours, and webhooks of new orders evict on every batch.)
 final class OrderStateCache: @unchecked Sendable {
     struct Entry {
         var model: (OrderState, Timestamp?)
@@ -22,17 +25,21 @@ final class OrderStateCache: @unchecked Sendable {
     }
 
     let capacity: Int
-    private var committed: [String: Entry] = [:]
+    private let half: Int
+    private var recent: [String: Entry] = [:]
+    private var older: [String: Entry] = [:]
     private var pending: [String: Entry] = [:]
 
     init(capacity: Int = 4096) {
         self.capacity = max(1, capacity)
+        half = max(1, self.capacity / 2)
+        recent.reserveCapacity(half)
     }
 
     /// The state to fold an order's events into when its first event in the batch is
     /// `streamVersion`, if this cache holds exactly the state before it.
     func model(of no: String, before streamVersion: Int) -> (OrderState, Timestamp?)? {
-        guard let entry = committed[no], entry.streamVersion + 1 == streamVersion else { return nil }
+        guard let entry = recent[no] ?? older[no], entry.streamVersion + 1 == streamVersion else { return nil }
         return entry.model
     }
 
@@ -42,18 +49,11 @@ final class OrderStateCache: @unchecked Sendable {
     }
 
     func commit() {
-        committed.merge(pending) { _, new in new }
-        pending.removeAll(keepingCapacity: true)
-        if committed.count > capacity {   // down to half the capacity, arbitrary entries
-            var forgotten: [Entry] = []
-            forgotten.reserveCapacity(committed.count - capacity / 2)
-            for key in Array(committed.keys.prefix(committed.count - capacity / 2)) {
-                if let entry = committed.removeValue(forKey: key) { forgotten.append(entry) }
-            }
-            // Freeing hundreds of states is not the writer's work: it is on every batch's path.
-            let release = Forgotten(forgotten)
-            DispatchQueue.global(qos: .utility).async { release.drop() }
+        for (no, entry) in pending {
+            if recent.count >= half && recent[no] == nil { rotate() }
+            recent[no] = entry
         }
+        pending.removeAll(keepingCapacity: true)
     }
 
     /// The transaction rolled back (or its outcome is unknown): what it would have kept
@@ -62,13 +62,24 @@ final class OrderStateCache: @unchecked Sendable {
         pending.removeAll(keepingCapacity: true)
     }
 
-    var count: Int { committed.count }
+    /// Entries held, at most `capacity` (an order in both generations counts twice).
+    var count: Int { recent.count + older.count }
+
+    /// The newer generation becomes the older; the older one is freed off the writer's
+    /// thread (hundreds of states), since this is on every batch's path.
+    private func rotate() {
+        let dropped = Forgotten(older)
+        older = recent
+        recent = [:]
+        recent.reserveCapacity(half)
+        if !dropped.entries.isEmpty { DispatchQueue.global(qos: .utility).async { dropped.drop() } }
+    }
 
     /// Entries handed to another thread to be freed there. @unchecked Sendable: the
     /// writer gives them up entirely; only the releasing thread touches them after.
     private final class Forgotten: @unchecked Sendable {
-        var entries: [Entry]
-        init(_ entries: [Entry]) { self.entries = entries }
-        func drop() { entries.removeAll() }
+        var entries: [String: Entry]
+        init(_ entries: [String: Entry]) { self.entries = entries }
+        func drop() { entries = [:] }
     }
 }
