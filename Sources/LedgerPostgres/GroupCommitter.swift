@@ -21,13 +21,15 @@ public protocol BatchProjector: Sendable {
     /// The transaction of the last `project` committed (what it kept may now be trusted).
     func committed()
     /// The transaction of the last `project` rolled back, or its outcome is unknown.
-    func rolledBack()
+    /// Answers true when the projector changed how it writes because of it, so the
+    /// same batch is worth one more attempt before it is split or failed.
+    func rolledBack() -> Bool
 }
 
 extension BatchProjector {
     public func prepare(_ appended: [Item]) throws -> (any Sendable)? { nil }
     public func committed() {}
-    public func rolledBack() {}
+    public func rolledBack() -> Bool { false }
 }
 
 /// Group commit: concurrent appends from many callers share one transaction,
@@ -201,7 +203,10 @@ public final class GroupCommitter: @unchecked Sendable {
     }
 
     private func commit(_ batch: [Request]) {
-        let (result, timing) = attempt(batch)
+        var (result, timing, retry) = attempt(batch)
+        if retry, case .failure(let error) = result, !((error as? PostgresError)?.isUnavailable ?? false) {
+            (result, timing, _) = attempt(batch)
+        }
         if case .failure(let error) = result, batch.count > 1, !((error as? PostgresError)?.isUnavailable ?? false) {
             // One request's bad data (a value an index refuses, say) must not fail
             // the strangers who shared its transaction: retry each request alone.
@@ -234,8 +239,9 @@ public final class GroupCommitter: @unchecked Sendable {
         }
     }
 
-    /// Appends and projects `batch` in one transaction, committed or rolled back.
-    private func attempt(_ batch: [Request]) -> (Result<[AppendOutcome], Error>, PhaseTiming) {
+    /// Appends and projects `batch` in one transaction, committed or rolled back; on a
+    /// rollback, also whether the projector asks for one more attempt.
+    private func attempt(_ batch: [Request]) -> (Result<[AppendOutcome], Error>, PhaseTiming, Bool) {
         let events = batch.flatMap(\.events)
         let start = DispatchTime.now().uptimeNanoseconds
         var appended = start, projected = start
@@ -259,11 +265,12 @@ public final class GroupCommitter: @unchecked Sendable {
             streamVersions.commit()
             projector?.committed()
             let end = DispatchTime.now().uptimeNanoseconds
-            return (.success(outcomes), PhaseTiming(append: appended - start, project: projected - appended, commit: end - projected))
+            return (.success(outcomes), PhaseTiming(append: appended - start, project: projected - appended, commit: end - projected),
+                    false)
         } catch {
             streamVersions.invalidate()   // rolled back, or its outcome unknown
-            projector?.rolledBack()
-            return (.failure(error), PhaseTiming())
+            let retry = projector?.rolledBack() ?? false
+            return (.failure(error), PhaseTiming(), retry)
         }
     }
 

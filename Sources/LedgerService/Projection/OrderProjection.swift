@@ -1,5 +1,6 @@
 import LedgerCore
 import LedgerPostgres
+import Synchronization
 
 /// Keeps the read models in the same transaction as the events they reflect:
 /// for every order (or enrollment) touched by a batch, load its state, fold
@@ -12,9 +13,18 @@ struct OrderProjection: BatchProjector {
     let enrollments = EnrollmentReadModel()
     /// States the writer committed last (`OrderStateCache`); nil: always load.
     let cache: OrderStateCache?
+    /// Set when a transaction rolled back, cleared when one commits: see `apply`.
+    let upsertEverything = UpsertSwitch()
 
     init(cache: OrderStateCache? = OrderStateCache()) {
         self.cache = cache
+    }
+
+    /// Whether the next batch upserts even the rows of orders it starts.
+    final class UpsertSwitch: Sendable {
+        private let on = Atomic<Bool>(false)
+        var isOn: Bool { on.load(ordering: .relaxed) }
+        func set(_ value: Bool) { on.store(value, ordering: .relaxed) }   // writer thread only
     }
 
     /// A batch's appended events by read model, and the rows of the orders that
@@ -54,7 +64,8 @@ struct OrderProjection: BatchProjector {
 
     func project(_ appended: [Item], prepared: (any Sendable)?, on c: PostgresConnection) throws {
         let plan = try (prepared as? Plan) ?? Self.plan(appended)
-        let rows = try apply(plan.orderEvents, new: plan.newOrders, rendered: plan.rendered, deferSave: true, on: c)
+        let rows = try apply(plan.orderEvents, new: plan.newOrders, rendered: plan.rendered,
+                             insertNew: !upsertEverything.isOn, deferSave: true, on: c)
         if let cache {
             for row in rows {
                 if let last = plan.versions[row.state.merchantOrderNo.value]?.last {
@@ -68,8 +79,19 @@ struct OrderProjection: BatchProjector {
         }
     }
 
-    func committed() { cache?.commit() }
-    func rolledBack() { cache?.rollBack() }
+    func committed() {
+        cache?.commit()
+        upsertEverything.set(false)
+    }
+
+    /// Asks for one more attempt when this rollback is what switches plain inserts
+    /// off: the batch may have failed only on a row that exists against expectation.
+    func rolledBack() -> Bool {
+        cache?.rollBack()
+        let wasOn = upsertEverything.isOn
+        upsertEverything.set(true)
+        return !wasOn
+    }
 
     /// Groups the appended events by order (in order of first appearance) and
     /// lists the enrollments touched.
@@ -109,9 +131,16 @@ struct OrderProjection: BatchProjector {
     /// already folded and rendered. With `deferSave` the save goes out with the
     /// transaction's COMMIT, in one round trip (nothing may read these orders
     /// in the same transaction afterwards).
+    ///
+    /// With `insertNew`, the rows of orders in `new` are saved with a plain INSERT,
+    /// which skips the upsert's conflict check: a stream's first event is in this
+    /// transaction, so no row can hold its order (rows are written only here, from
+    /// events). Should one exist all the same (written by hand), the INSERT fails,
+    /// the transaction rolls back, and `rolledBack` makes the retry upsert everything.
     @discardableResult
     func apply(_ batch: [(MerchantOrderNo, [RecordedEvent])], new: Set<String> = [],
-               rendered: [String: OrderRow] = [:], deferSave: Bool = false, on c: PostgresConnection) throws -> [OrderRow] {
+               rendered: [String: OrderRow] = [:], insertNew: Bool = false, deferSave: Bool = false,
+               on c: PostgresConnection) throws -> [OrderRow] {
         let toLoad = batch.map(\.0).filter { !new.contains($0.value) && rendered[$0.value] == nil }
         let stored = toLoad.isEmpty ? [:] : try orders.loadMany(toLoad, on: c)
         var rows: [OrderRow] = []
@@ -127,7 +156,16 @@ struct OrderProjection: BatchProjector {
             models.append(model)
         }
         rows += OrderReadModel.render(models)
-        try orders.saveMany(rows, deferred: deferSave, on: c)
+        if insertNew && !new.isEmpty {
+            var inserted: [OrderRow] = [], upserted: [OrderRow] = []
+            for row in rows {
+                if new.contains(row.state.merchantOrderNo.value) { inserted.append(row) } else { upserted.append(row) }
+            }
+            try orders.saveMany(inserted, inserting: true, deferred: deferSave, on: c)
+            try orders.saveMany(upserted, deferred: deferSave, on: c)
+        } else {
+            try orders.saveMany(rows, deferred: deferSave, on: c)
+        }
         return rows
     }
 

@@ -167,8 +167,10 @@ struct OrderReadModel: Sendable {
         try saveMany(Self.render(states), deferred: deferred, on: c)
     }
 
-    /// Upserts rows already rendered (`render`).
-    func saveMany(_ rows: [OrderRow], deferred: Bool = false, on c: PostgresConnection) throws {
+    /// Upserts rows already rendered (`render`). With `inserting`, the rows are of
+    /// orders that have no row yet (the batch started their stream): a plain INSERT,
+    /// which fails on a row that does exist, skips the upsert's conflict check.
+    func saveMany(_ rows: [OrderRow], inserting: Bool = false, deferred: Bool = false, on c: PostgresConnection) throws {
         if rows.isEmpty { return }
         let n = rows.count
         var no = BinaryArray(.text), provider = BinaryArray(.text), status = BinaryArray(.int16)
@@ -216,10 +218,11 @@ struct OrderReadModel: Sendable {
         // Prepared once per connection: planned once, not at every commit. Safe as a
         // generic plan: the rows come from the parameters, the conflict from the key.
         let parameters = columns.map(\.parameter) + [.int(Int64(OrderDocuments.version))]
+        let sql = inserting ? Self.insertManySQL : Self.saveManySQL
         if deferred {
-            try c.deferUntilCommit(Self.saveManySQL, parameters, prepared: true)
+            try c.deferUntilCommit(sql, parameters, prepared: true)
         } else {
-            try c.query(Self.saveManySQL, parameters, prepared: true)
+            try c.query(sql, parameters, prepared: true)
         }
     }
 
@@ -241,18 +244,8 @@ struct OrderReadModel: Sendable {
     /// Read once: Foundation reads the cgroup's CPU files on every call, and this runs per batch.
     static let processors = ProcessInfo.processInfo.activeProcessorCount
 
-    static let saveManySQL = """
-        INSERT INTO ledger.orders AS o (
-            merchant_order_no, provider, status, status_name, paid, attention, late_payment, refunded,
-            expected_amount, paid_amount, asset, fiat_currency, fiat_amount, provider_order_id, tx_hash,
-            external_customer_id, created_at, updated_at, paid_at, paid_recorded_at,
-            event_count, last_position, state, document, document_masked, document_version)
-        SELECT r.*, $26::smallint
-          FROM unnest($1::text[], $2::text[], $3::smallint[], $4::text[], $5::boolean[], $6::boolean[],
-                      $7::boolean[], $8::boolean[], $9::text[], $10::text[], $11::text[], $12::text[],
-                      $13::text[], $14::text[], $15::text[], $16::text[], $17::timestamptz[],
-                      $18::timestamptz[], $19::timestamptz[], $20::timestamptz[], $21::integer[],
-                      $22::bigint[], $23::text[], $24::text[], $25::text[]) AS r
+    static let saveManySQL = insertManySQL + """
+
         ON CONFLICT (merchant_order_no) DO UPDATE SET
             provider = excluded.provider, status = excluded.status, status_name = excluded.status_name,
             paid = excluded.paid, attention = excluded.attention, late_payment = excluded.late_payment,
@@ -264,6 +257,21 @@ struct OrderReadModel: Sendable {
             paid_recorded_at = excluded.paid_recorded_at, event_count = excluded.event_count,
             last_position = excluded.last_position, state = excluded.state, document = excluded.document,
             document_masked = excluded.document_masked, document_version = excluded.document_version
+        """
+
+    /// New rows only: no conflict check (see `saveMany`).
+    static let insertManySQL = """
+        INSERT INTO ledger.orders AS o (
+            merchant_order_no, provider, status, status_name, paid, attention, late_payment, refunded,
+            expected_amount, paid_amount, asset, fiat_currency, fiat_amount, provider_order_id, tx_hash,
+            external_customer_id, created_at, updated_at, paid_at, paid_recorded_at,
+            event_count, last_position, state, document, document_masked, document_version)
+        SELECT r.*, $26::smallint
+          FROM unnest($1::text[], $2::text[], $3::smallint[], $4::text[], $5::boolean[], $6::boolean[],
+                      $7::boolean[], $8::boolean[], $9::text[], $10::text[], $11::text[], $12::text[],
+                      $13::text[], $14::text[], $15::text[], $16::text[], $17::timestamptz[],
+                      $18::timestamptz[], $19::timestamptz[], $20::timestamptz[], $21::integer[],
+                      $22::bigint[], $23::text[], $24::text[], $25::text[]) AS r
         """
 }
 

@@ -1,0 +1,81 @@
+import Foundation
+import LedgerCore
+import LedgerPostgres
+@testable import LedgerService
+import LedgerTestSupport
+import Testing
+
+/// Rows of orders a batch starts are saved with a plain INSERT (no conflict
+/// check). A row that exists anyway, written by hand with no events behind it,
+/// must not cost an acknowledged webhook: the batch rolls back, is tried once
+/// more with upserts, and the read model ends up matching a replay.
+@Suite("New order rows")
+struct NewOrderRowTests {
+    /// An `ledger.orders` row for `no` with no events in its stream (as an operator's
+    /// hand-made repair could leave behind).
+    static func writeOrphanRow(_ no: String, on c: PostgresConnection) throws {
+        try c.query("""
+            INSERT INTO ledger.orders (merchant_order_no, status, status_name, paid, attention, late_payment,
+                                       refunded, updated_at, event_count, last_position, state)
+            VALUES ($1, 5, 'expired', false, false, false, false, now(), 0, 0, '{}')
+            """, [.text(no)])
+    }
+
+    static func recorded(_ no: String, status: Int, position: Int64) throws -> RecordedEvent {
+        let now = Timestamp.now()
+        let body = LedgerFixture.web3Body(no, status: status)
+        let ts = String(now.seconds)
+        let headers = ["x-pay-timestamp": ts, "x-pay-signature": Web3Webhook.signature(key: "k", timestamp: ts, body: body)]
+        let (_, event) = try Web3Webhook.ingest(headers: headers, body: body, keys: ["k"], now: now)
+        return RecordedEvent(event: event, position: position, recordedAt: now)
+    }
+
+    @Test("the plain INSERT for a started order refuses a row that exists; the upsert replaces it")
+    func plainInsertRefusesAnExistingRow() throws {
+        let db = try TestDatabase.create("neworderrow")
+        defer { LedgerFixture.drop(db) }
+        let c = try db.connect()
+        defer { c.close() }
+        try Self.writeOrphanRow("NR-1", on: c)
+        let no = try MerchantOrderNo("NR-1")
+        let batch = [(no, [try Self.recorded("NR-1", status: 2, position: 1)])]
+        let projection = OrderProjection(cache: nil)
+
+        let refusal = #expect(throws: PostgresError.self) {
+            try projection.apply(batch, new: ["NR-1"], insertNew: true, on: c)
+        }
+        #expect(refusal?.sqlState == "23505", "a unique violation on the order's key, not another error")
+
+        try projection.apply(batch, new: ["NR-1"], insertNew: false, on: c)
+        let (state, _) = try #require(try OrderReadModel().load(no, on: c))
+        #expect(state.status.rawValue == 2 && state.eventCount == 1)
+    }
+
+    @Test("a webhook for an order with a hand-written row is acknowledged once, and the row matches a replay")
+    func orphanRowRecovers() throws {
+        let db = try TestDatabase.create("neworderorphan")
+        defer { LedgerFixture.drop(db) }
+        let c = try db.connect()
+        defer { c.close() }
+        try Self.writeOrphanRow("NR-2", on: c)
+        let pool = db.pool(size: 2)
+        let projection = OrderProjection(cache: nil)
+        let committer = GroupCommitter(pool: pool, projector: projection)
+        defer { committer.shutdown(); pool.close() }
+
+        let outcomes = try committer.append([try OrderStateCacheTests.webhook("NR-2", status: 3, seq: 1)])
+        guard case .appended = outcomes.first else {
+            Issue.record("expected the webhook appended, got \(outcomes)")
+            return
+        }
+        #expect(!projection.upsertEverything.isOn, "a commit switches plain inserts back on")
+        _ = try committer.append([try OrderStateCacheTests.webhook("NR-3", status: 2, seq: 2)])
+
+        let (state, _) = try #require(try OrderReadModel().load(try MerchantOrderNo("NR-2"), on: c))
+        #expect(state.eventCount == 1 && state.paid)
+        #expect(try OrderReadModel().load(try MerchantOrderNo("NR-3"), on: c)?.0.eventCount == 1)
+        let stored = try c.query("SELECT count(*) AS n FROM ledger.events")
+        #expect(try stored.int64(0, "n") == 2, "each webhook stored exactly once")
+        #expect(try LedgerFixture.verify(databaseURL: db.url) == [])
+    }
+}
