@@ -37,15 +37,32 @@ public enum Crypto {
         return hmacSHA256(key: key, message: message)
     }
 
+    /// HMAC-SHA256 (RFC 2104) over the SHA-256 fetched once (`digest`): OpenSSL 3's
+    /// one-shot `HMAC()` fetches the HMAC and SHA-256 implementations again at every
+    /// call, which cost every webhook more than the hashing itself. Checked against
+    /// `HMAC()` and RFC 4231's vectors (Tests/LedgerCoreTests/HMACTests.swift). The
+    /// key-derived pads are wiped before they are freed.
     public static func hmacSHA256(key: [UInt8], message: [UInt8]) -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: 32)
-        var length: UInt32 = 32
-        key.withUnsafeBufferPointer { k in
-            message.withUnsafeBufferPointer { m in
-                _ = HMAC(EVP_sha256(), k.baseAddress, Int32(k.count), m.baseAddress, m.count, &out, &length)
-            }
-        }
-        return out
+        let blockSize = 64
+        var block = key.count > blockSize ? sha256(key) : key
+        block.append(contentsOf: repeatElement(0, count: blockSize - block.count))
+        var inner = [UInt8]()
+        inner.reserveCapacity(blockSize + message.count)
+        for byte in block { inner.append(byte ^ 0x36) }
+        inner.append(contentsOf: message)
+        var outer = [UInt8]()
+        outer.reserveCapacity(blockSize + 32)
+        for byte in block { outer.append(byte ^ 0x5c) }
+        outer.append(contentsOf: sha256(inner))
+        let mac = sha256(outer)
+        wipe(&block)
+        inner.withUnsafeMutableBytes { OPENSSL_cleanse($0.baseAddress, blockSize) }
+        wipe(&outer)
+        return mac
+    }
+
+    private static func wipe(_ bytes: inout [UInt8]) {
+        bytes.withUnsafeMutableBytes { OPENSSL_cleanse($0.baseAddress, $0.count) }
     }
 
     /// Compares in time that depends only on the lengths, never on where the bytes differ.
