@@ -132,10 +132,10 @@ struct OrderProjection: BatchProjector {
     /// transaction's COMMIT, in one round trip (nothing may read these orders
     /// in the same transaction afterwards).
     ///
-    /// With `insertNew`, the rows of orders in `new` are saved with a plain INSERT,
-    /// which skips the upsert's conflict check: a stream's first event is in this
+    /// With `insertNew`, the rows of orders in `new` are stored with COPY (at once, not
+    /// deferred), which skips the upsert's conflict check: a stream's first event is in this
     /// transaction, so no row can hold its order (rows are written only here, from
-    /// events). Should one exist all the same (written by hand), the INSERT fails,
+    /// events). Should one exist all the same (written by hand), the COPY fails,
     /// the transaction rolls back, and `rolledBack` makes the retry upsert everything.
     @discardableResult
     func apply(_ batch: [(MerchantOrderNo, [RecordedEvent])], new: Set<String> = [],
@@ -161,7 +161,7 @@ struct OrderProjection: BatchProjector {
             for row in rows {
                 if new.contains(row.state.merchantOrderNo.value) { inserted.append(row) } else { upserted.append(row) }
             }
-            try orders.saveMany(inserted, inserting: true, deferred: deferSave, on: c)
+            try orders.insertNew(inserted, on: c)
             try orders.saveMany(upserted, deferred: deferSave, on: c)
         } else {
             try orders.saveMany(rows, deferred: deferSave, on: c)

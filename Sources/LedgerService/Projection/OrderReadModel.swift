@@ -167,10 +167,60 @@ struct OrderReadModel: Sendable {
         try saveMany(Self.render(states), deferred: deferred, on: c)
     }
 
-    /// Upserts rows already rendered (`render`). With `inserting`, the rows are of
-    /// orders that have no row yet (the batch started their stream): a plain INSERT,
-    /// which fails on a row that does exist, skips the upsert's conflict check.
-    func saveMany(_ rows: [OrderRow], inserting: Bool = false, deferred: Bool = false, on c: PostgresConnection) throws {
+    /// Stores the rows of orders that have no row yet (their stream started in this
+    /// transaction) with one binary COPY: no conflict check, and no arrays to unnest
+    /// (for a batch of 100 new orders, PostgreSQL took 1.6 ms through the upsert's
+    /// unnest and 1.2-1.4 ms through COPY). Fails, like any INSERT, on a row that does
+    /// exist. Unlike `saveMany` it cannot wait for COMMIT: it runs at once.
+    func insertNew(_ rows: [OrderRow], on c: PostgresConnection) throws {
+        if rows.isEmpty { return }
+        var copy = BinaryCopyRows(capacity: rows.count * 1_600)
+        for row in rows {
+            let s = row.state
+            copy.startRow(fields: 26)
+            copy.append(text: s.merchantOrderNo.value)
+            copy.append(text: s.provider)
+            copy.append(int16: Int16(s.status.rawValue))
+            copy.append(text: s.statusName)
+            copy.append(bool: s.paid)
+            copy.append(bool: s.attention)
+            copy.append(bool: s.latePayment)
+            copy.append(bool: s.refunded)
+            copy.append(text: s.expectedAmount)
+            copy.append(text: s.paidAmount)
+            copy.append(text: s.asset)
+            copy.append(text: s.fiatCurrency)
+            copy.append(text: s.fiatAmount)
+            copy.append(text: s.providerOrderId)
+            copy.append(text: s.txHash)
+            copy.append(text: s.externalCustomerId)
+            copy.append(timestamp: s.createdAt)
+            copy.append(timestamp: s.updatedAt ?? Timestamp.now())
+            copy.append(timestamp: s.paidAt)
+            copy.append(timestamp: row.paidRecordedAt)
+            copy.append(int32: Int32(truncatingIfNeeded: s.eventCount))
+            copy.append(int64: s.lastPosition ?? 0)
+            copy.append(utf8: row.stateText)
+            copy.append(utf8: row.documents.document)
+            copy.append(utf8: row.documents.masked)
+            copy.append(int16: Int16(OrderDocuments.version))
+        }
+        let copied = try c.copyIn(Self.copyNewSQL, data: copy.finish())
+        guard copied == rows.count else {
+            throw PostgresError.unexpectedResult("COPY stored \(copied) orders of \(rows.count)")
+        }
+    }
+
+    static let copyNewSQL = """
+        COPY ledger.orders (merchant_order_no, provider, status, status_name, paid, attention, late_payment, refunded,
+                            expected_amount, paid_amount, asset, fiat_currency, fiat_amount, provider_order_id, tx_hash,
+                            external_customer_id, created_at, updated_at, paid_at, paid_recorded_at,
+                            event_count, last_position, state, document, document_masked, document_version)
+        FROM STDIN (FORMAT binary)
+        """
+
+    /// Upserts rows already rendered (`render`).
+    func saveMany(_ rows: [OrderRow], deferred: Bool = false, on c: PostgresConnection) throws {
         if rows.isEmpty { return }
         let n = rows.count
         var no = BinaryArray(.text), provider = BinaryArray(.text), status = BinaryArray(.int16)
@@ -218,11 +268,10 @@ struct OrderReadModel: Sendable {
         // Prepared once per connection: planned once, not at every commit. Safe as a
         // generic plan: the rows come from the parameters, the conflict from the key.
         let parameters = columns.map(\.parameter) + [.int(Int64(OrderDocuments.version))]
-        let sql = inserting ? Self.insertManySQL : Self.saveManySQL
         if deferred {
-            try c.deferUntilCommit(sql, parameters, prepared: true)
+            try c.deferUntilCommit(Self.saveManySQL, parameters, prepared: true)
         } else {
-            try c.query(sql, parameters, prepared: true)
+            try c.query(Self.saveManySQL, parameters, prepared: true)
         }
     }
 
@@ -244,23 +293,7 @@ struct OrderReadModel: Sendable {
     /// Read once: Foundation reads the cgroup's CPU files on every call, and this runs per batch.
     static let processors = ProcessInfo.processInfo.activeProcessorCount
 
-    static let saveManySQL = insertManySQL + """
-
-        ON CONFLICT (merchant_order_no) DO UPDATE SET
-            provider = excluded.provider, status = excluded.status, status_name = excluded.status_name,
-            paid = excluded.paid, attention = excluded.attention, late_payment = excluded.late_payment,
-            refunded = excluded.refunded, expected_amount = excluded.expected_amount,
-            paid_amount = excluded.paid_amount, asset = excluded.asset, fiat_currency = excluded.fiat_currency,
-            fiat_amount = excluded.fiat_amount, provider_order_id = excluded.provider_order_id,
-            tx_hash = excluded.tx_hash, external_customer_id = excluded.external_customer_id,
-            created_at = excluded.created_at, updated_at = excluded.updated_at, paid_at = excluded.paid_at,
-            paid_recorded_at = excluded.paid_recorded_at, event_count = excluded.event_count,
-            last_position = excluded.last_position, state = excluded.state, document = excluded.document,
-            document_masked = excluded.document_masked, document_version = excluded.document_version
-        """
-
-    /// New rows only: no conflict check (see `saveMany`).
-    static let insertManySQL = """
+    static let saveManySQL = """
         INSERT INTO ledger.orders AS o (
             merchant_order_no, provider, status, status_name, paid, attention, late_payment, refunded,
             expected_amount, paid_amount, asset, fiat_currency, fiat_amount, provider_order_id, tx_hash,
@@ -272,6 +305,17 @@ struct OrderReadModel: Sendable {
                       $13::text[], $14::text[], $15::text[], $16::text[], $17::timestamptz[],
                       $18::timestamptz[], $19::timestamptz[], $20::timestamptz[], $21::integer[],
                       $22::bigint[], $23::text[], $24::text[], $25::text[]) AS r
+        ON CONFLICT (merchant_order_no) DO UPDATE SET
+            provider = excluded.provider, status = excluded.status, status_name = excluded.status_name,
+            paid = excluded.paid, attention = excluded.attention, late_payment = excluded.late_payment,
+            refunded = excluded.refunded, expected_amount = excluded.expected_amount,
+            paid_amount = excluded.paid_amount, asset = excluded.asset, fiat_currency = excluded.fiat_currency,
+            fiat_amount = excluded.fiat_amount, provider_order_id = excluded.provider_order_id,
+            tx_hash = excluded.tx_hash, external_customer_id = excluded.external_customer_id,
+            created_at = excluded.created_at, updated_at = excluded.updated_at, paid_at = excluded.paid_at,
+            paid_recorded_at = excluded.paid_recorded_at, event_count = excluded.event_count,
+            last_position = excluded.last_position, state = excluded.state, document = excluded.document,
+            document_masked = excluded.document_masked, document_version = excluded.document_version
         """
 }
 

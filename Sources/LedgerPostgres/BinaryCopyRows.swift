@@ -1,0 +1,71 @@
+import LedgerCore
+
+/// Input for `COPY ... FROM STDIN (FORMAT binary)` of any table: the header,
+/// each row as its field count then every field as a length and its bytes
+/// (length -1 for NULL), and the trailer. Fields go in the order the COPY
+/// statement lists its columns, each in its type's binary form.
+public struct BinaryCopyRows: Sendable {
+    private var bytes: [UInt8]
+    public private(set) var rows = 0
+
+    public init(capacity: Int = 4096) {
+        bytes = CopyBinary.header()
+        bytes.reserveCapacity(capacity)
+    }
+
+    public mutating func startRow(fields: Int16) {
+        BinaryField.appendInt16(&bytes, fields)
+        rows += 1
+    }
+
+    public mutating func appendNull() { BinaryField.appendInt32(&bytes, -1) }
+
+    /// text (or varchar) as UTF-8.
+    public mutating func append(text: String?) {
+        guard let text else { return appendNull() }
+        BinaryField.appendLengthPrefixed(&bytes, text)
+    }
+
+    /// text given as its UTF-8 bytes.
+    public mutating func append(utf8: [UInt8]?) {
+        guard let utf8 else { return appendNull() }
+        BinaryField.appendLengthPrefixed(&bytes, utf8)
+    }
+
+    public mutating func append(int16 value: Int16?) {
+        guard let value else { return appendNull() }
+        BinaryField.appendInt32(&bytes, 2)
+        BinaryField.appendInt16(&bytes, value)
+    }
+
+    public mutating func append(int32 value: Int32?) {
+        guard let value else { return appendNull() }
+        BinaryField.appendInt32(&bytes, 4)
+        BinaryField.appendInt32(&bytes, value)
+    }
+
+    public mutating func append(int64 value: Int64?) {
+        guard let value else { return appendNull() }
+        BinaryField.appendInt32(&bytes, 8)
+        BinaryField.appendInt64(&bytes, value)
+    }
+
+    public mutating func append(bool value: Bool?) {
+        guard let value else { return appendNull() }
+        BinaryField.appendInt32(&bytes, 1)
+        bytes.append(value ? 1 : 0)
+    }
+
+    /// timestamptz: microseconds since 2000-01-01 UTC.
+    public mutating func append(timestamp value: Timestamp?) {
+        guard let value else { return appendNull() }
+        BinaryField.appendInt32(&bytes, 8)
+        BinaryField.appendInt64(&bytes, value.microseconds - CopyBinary.postgresEpochMicros)
+    }
+
+    /// The whole input, trailer included (call once, after the last row).
+    public mutating func finish() -> [UInt8] {
+        CopyBinary.appendTrailer(&bytes)
+        return bytes
+    }
+}
