@@ -78,4 +78,31 @@ struct NewOrderRowTests {
         #expect(try stored.int64(0, "n") == 2, "each webhook stored exactly once")
         #expect(try LedgerFixture.verify(databaseURL: db.url) == [])
     }
+
+    @Test("a row stored by COPY equals, column by column, the same row stored by the upsert")
+    func copyMatchesUpsert() throws {
+        let db = try TestDatabase.create("neworderrowcopy")
+        defer { LedgerFixture.drop(db) }
+        let c = try db.connect()
+        defer { c.close() }
+        let no = try MerchantOrderNo("NR-C")
+        let registration = try OrderRequests.registration(body: Array(#"""
+            {"merchantOrderNo":"NR-C","provider":"web3","amount":"40.00","asset":"USDT","fiatAmount":"39.90",
+             "fiatCurrency":"EUR","externalCustomerId":"ana@example.com"}
+            """#.utf8), receivedAt: Timestamp.now())
+        var model: (OrderState, Timestamp?) = (OrderState(merchantOrderNo: no), nil)
+        OrderProjection.fold(&model, RecordedEvent(event: .registered(registration), position: 1, recordedAt: Timestamp.now()))
+        OrderProjection.fold(&model, try Self.recorded("NR-C", status: 3, position: 2))
+        let row = OrderRow(model)
+        #expect(row.state.paid && row.paidRecordedAt != nil && row.documents.masked != nil,
+                "a row with every kind of column filled, masked document included")
+
+        let everyColumn = "SELECT to_jsonb(o)::text AS row FROM ledger.orders o WHERE merchant_order_no = 'NR-C'"
+        try OrderReadModel().insertNew([row], on: c)
+        let copied = try c.query(everyColumn).string(0, "row")
+        try c.query("DELETE FROM ledger.orders WHERE merchant_order_no = 'NR-C'")
+        try OrderReadModel().saveMany([row], on: c)
+        let upserted = try c.query(everyColumn).string(0, "row")
+        #expect(copied == upserted)
+    }
 }
