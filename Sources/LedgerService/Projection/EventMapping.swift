@@ -20,7 +20,8 @@ enum EventMapping {
         metadata.append(("requestId", .string(receipt.requestID)))
         metadata.append(("verifiedBy", .string(receipt.verifiedBy)))
         if let signedWith = receipt.signedWith { metadata.append(("signedWith", signedWith)) }
-        let payload = JSONBText.string(event.payload), metadataText = JSONBText.string(.object(metadata))
+        let payload = JSONBText.payload(event).map { String(decoding: $0, as: UTF8.self) }
+        let metadataText = JSONBText.string(.object(metadata))
         return NewEvent(
             stream: event.stream,
             type: event.type,
