@@ -24,6 +24,11 @@ public struct Router: Sendable {
     }
 
     public private(set) var routes: [Route] = []
+    /// Routes without parameters, by method and exact pattern: a request for one of
+    /// them (every webhook) is placed by one lookup instead of a walk over the table.
+    /// A fully literal route that matches the path exactly is always the best match,
+    /// so the shortcut answers what the walk would; anything else takes the walk.
+    private var literalRoutes: [String: [String: String]] = [:]
 
     public init() {}
 
@@ -38,10 +43,24 @@ public struct Router: Sendable {
         }
         guard !routes.contains(where: { $0.method == method && $0.segments == segments }) else { return }
         routes.append(Route(method: method, pattern: pattern, name: name, segments: segments))
+        if segments.allSatisfy({ if case .literal = $0 { true } else { false } }) {
+            literalRoutes[method, default: [:]][pattern] = name
+        }
+    }
+
+    /// The name of the parameterless route for exactly this method and path, if any.
+    private func literalRoute(method: String, path: String) -> String? {
+        literalRoutes[method]?[path]
     }
 
     /// Matches a method and a raw (percent-encoded) path. HEAD falls back to GET.
     public func match(method: String, path: String) -> Match {
+        if let name = literalRoute(method: method, path: path) { return .found(name: name, parameters: [:]) }
+        return walk(method: method, path: path)
+    }
+
+    /// `match` without the literal-route shortcut: every route considered.
+    func walk(method: String, path: String) -> Match {
         let parts = Router.split(path)
         switch best(method: method.uppercased(), parts: parts) {
         case .found(let route): return .found(name: route.name, parameters: Router.parameters(route.segments, parts))
@@ -104,6 +123,7 @@ public struct Router: Sendable {
 
     /// The route name for metrics and logs: the matched name, or a fixed label for misses.
     public func label(method: String, path: String) -> String {
+        if let name = literalRoute(method: method, path: path) { return name }
         switch best(method: method.uppercased(), parts: Router.split(path)) {
         case .found(let route): return route.name
         case .notFound: return "unmatched"

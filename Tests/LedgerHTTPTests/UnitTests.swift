@@ -74,6 +74,35 @@ struct RouterTests {
         #expect(Self.router.label(method: "GET", path: "/wp-admin") == "unmatched")
         #expect(Self.router.label(method: "DELETE", path: "/healthz") == "method_not_allowed")
     }
+
+    @Test("the literal-route shortcut answers what walking every route answers, for 20,000 generated requests")
+    func shortcutMatchesTheWalk() {
+        let segments = ["v1", "orders", "search", "events", "client-events", "ledger", "head", "healthz", "", "ORD-1", "x%2Fy"]
+        let methods = ["GET", "POST", "HEAD", "get", "PUT", "DELETE"]
+        var state: UInt64 = 0x5EED_2007
+        func next(_ n: Int) -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((state >> 33) % UInt64(n))
+        }
+        for _ in 0..<20_000 {
+            let path = (next(4) == 0 ? "" : "/") + (0..<next(5)).map { _ in segments[next(segments.count)] }.joined(separator: "/")
+                + (next(6) == 0 ? "/" : "")
+            let method = methods[next(methods.count)]
+            let matched = Self.router.match(method: method, path: path)
+            let walked = Self.router.walk(method: method, path: path)
+            if matched != walked {
+                Issue.record("\(method) \(path): \(matched) against \(walked)")
+                return
+            }
+            #expect(Self.router.label(method: method, path: path) == {
+                switch walked {
+                case .found(let name, _): name
+                case .notFound: "unmatched"
+                case .methodNotAllowed: "method_not_allowed"
+                }
+            }())
+        }
+    }
 }
 
 @Suite("Framing guard")
