@@ -29,35 +29,61 @@ public enum Crypto {
     /// HMAC-SHA256 over the concatenation of `parts` (so callers need not copy a
     /// timestamp and a body into one buffer).
     public static func hmacSHA256(key: [UInt8], parts: [[UInt8]]) -> [UInt8] {
-        var total = 0
-        for part in parts { total += part.count }
-        var message = [UInt8]()
-        message.reserveCapacity(total)
-        for part in parts { message.append(contentsOf: part) }
-        return hmacSHA256(key: key, message: message)
+        hmac(key: key) { update in for part in parts { update(part) } }
     }
 
-    /// HMAC-SHA256 (RFC 2104) over the SHA-256 fetched once (`digest`): OpenSSL 3's
-    /// one-shot `HMAC()` fetches the HMAC and SHA-256 implementations again at every
-    /// call, which cost every webhook more than the hashing itself. Checked against
-    /// `HMAC()` and RFC 4231's vectors (Tests/LedgerCoreTests/HMACTests.swift). The
-    /// key-derived pads are wiped before they are freed.
     public static func hmacSHA256(key: [UInt8], message: [UInt8]) -> [UInt8] {
+        hmac(key: key) { update in update(message) }
+    }
+
+    /// HMAC-SHA256 (RFC 2104) streamed through the SHA-256 fetched once (`digest`):
+    /// OpenSSL 3's one-shot `HMAC()` fetches the HMAC and SHA-256 implementations
+    /// again at every call, which cost every webhook more than the hashing itself.
+    /// The message is hashed where it lies (no copy); the key block, the pads and
+    /// the inner digest are wiped before they are freed, and OpenSSL wipes its
+    /// digest state. Checked against `HMAC()` and RFC 4231's vectors
+    /// (Tests/LedgerCoreTests/HMACTests.swift).
+    private static func hmac(key: [UInt8], message feed: (_ update: ([UInt8]) -> Void) -> Void) -> [UInt8] {
         let blockSize = 64
-        var block = key.count > blockSize ? sha256(key) : key
-        block.append(contentsOf: repeatElement(0, count: blockSize - block.count))
-        var inner = [UInt8]()
-        inner.reserveCapacity(blockSize + message.count)
-        for byte in block { inner.append(byte ^ 0x36) }
-        inner.append(contentsOf: message)
-        var outer = [UInt8]()
-        outer.reserveCapacity(blockSize + 32)
-        for byte in block { outer.append(byte ^ 0x5c) }
-        outer.append(contentsOf: sha256(inner))
-        let mac = sha256(outer)
-        wipe(&block)
-        inner.withUnsafeMutableBytes { OPENSSL_cleanse($0.baseAddress, blockSize) }
-        wipe(&outer)
+        var block = [UInt8](repeating: 0, count: blockSize)
+        if key.count > blockSize {
+            var hashed = sha256(key)
+            block.replaceSubrange(0..<hashed.count, with: hashed)
+            wipe(&hashed)
+        } else {
+            block.replaceSubrange(0..<key.count, with: key)
+        }
+        var pad = [UInt8](repeating: 0, count: blockSize)
+        var inner = [UInt8](repeating: 0, count: 32)
+        var mac = [UInt8](repeating: 0, count: 32)
+        guard let context = EVP_MD_CTX_new() else { preconditionFailure("OpenSSL EVP_MD_CTX_new failed: out of memory") }
+        defer {
+            EVP_MD_CTX_free(context)
+            wipe(&block)
+            wipe(&pad)
+            wipe(&inner)
+        }
+        func update(_ bytes: [UInt8]) {
+            let ok = bytes.withUnsafeBytes { EVP_DigestUpdate(context, $0.baseAddress, $0.count) }
+            precondition(ok == 1, "OpenSSL EVP_DigestUpdate(SHA-256) failed")
+        }
+        func finish(into out: inout [UInt8]) {
+            var length: UInt32 = 32
+            let ok = out.withUnsafeMutableBufferPointer { EVP_DigestFinal_ex(context, $0.baseAddress, &length) }
+            precondition(ok == 1 && length == 32, "OpenSSL EVP_DigestFinal_ex(SHA-256) failed")
+        }
+        func start(_ mask: UInt8) {
+            precondition(EVP_DigestInit_ex(context, FetchedDigest.sha256.pointer, nil) == 1,
+                         "OpenSSL EVP_DigestInit_ex(SHA-256) failed")
+            for i in 0..<blockSize { pad[i] = block[i] ^ mask }
+            update(pad)
+        }
+        start(0x36)
+        feed(update)
+        finish(into: &inner)
+        start(0x5c)
+        update(inner)
+        finish(into: &mac)
         return mac
     }
 

@@ -7,6 +7,10 @@ import LedgerCore
 public struct BinaryCopyRows: Sendable {
     private var bytes: [UInt8]
     public private(set) var rows = 0
+    /// Fields the current row declared and those appended so far (checked in debug
+    /// builds, so a column list and its writer cannot drift apart unnoticed in tests).
+    private var declared = 0
+    private var appended = 0
 
     public init(capacity: Int = 4096) {
         bytes = CopyBinary.header()
@@ -14,57 +18,61 @@ public struct BinaryCopyRows: Sendable {
     }
 
     public mutating func startRow(fields: Int16) {
+        assert(rows == 0 || appended == declared, "COPY row \(rows) declared \(declared) fields and got \(appended)")
         BinaryField.appendInt16(&bytes, fields)
         rows += 1
+        declared = Int(fields)
+        appended = 0
     }
 
-    public mutating func appendNull() { BinaryField.appendInt32(&bytes, -1) }
+    public mutating func appendNull() { field { BinaryField.appendInt32(&$0, -1) } }
+
+    private mutating func field(_ write: (inout [UInt8]) -> Void) {
+        write(&bytes)
+        appended += 1
+    }
 
     /// text (or varchar) as UTF-8.
     public mutating func append(text: String?) {
         guard let text else { return appendNull() }
-        BinaryField.appendLengthPrefixed(&bytes, text)
+        field { BinaryField.appendLengthPrefixed(&$0, text) }
     }
 
     /// text given as its UTF-8 bytes.
     public mutating func append(utf8: [UInt8]?) {
         guard let utf8 else { return appendNull() }
-        BinaryField.appendLengthPrefixed(&bytes, utf8)
+        field { BinaryField.appendLengthPrefixed(&$0, utf8) }
     }
 
     public mutating func append(int16 value: Int16?) {
         guard let value else { return appendNull() }
-        BinaryField.appendInt32(&bytes, 2)
-        BinaryField.appendInt16(&bytes, value)
+        field { BinaryField.appendInt32(&$0, 2); BinaryField.appendInt16(&$0, value) }
     }
 
     public mutating func append(int32 value: Int32?) {
         guard let value else { return appendNull() }
-        BinaryField.appendInt32(&bytes, 4)
-        BinaryField.appendInt32(&bytes, value)
+        field { BinaryField.appendInt32(&$0, 4); BinaryField.appendInt32(&$0, value) }
     }
 
     public mutating func append(int64 value: Int64?) {
         guard let value else { return appendNull() }
-        BinaryField.appendInt32(&bytes, 8)
-        BinaryField.appendInt64(&bytes, value)
+        field { BinaryField.appendInt32(&$0, 8); BinaryField.appendInt64(&$0, value) }
     }
 
     public mutating func append(bool value: Bool?) {
         guard let value else { return appendNull() }
-        BinaryField.appendInt32(&bytes, 1)
-        bytes.append(value ? 1 : 0)
+        field { BinaryField.appendInt32(&$0, 1); $0.append(value ? 1 : 0) }
     }
 
     /// timestamptz: microseconds since 2000-01-01 UTC.
     public mutating func append(timestamp value: Timestamp?) {
         guard let value else { return appendNull() }
-        BinaryField.appendInt32(&bytes, 8)
-        BinaryField.appendInt64(&bytes, value.microseconds - CopyBinary.postgresEpochMicros)
+        field { BinaryField.appendInt32(&$0, 8); BinaryField.appendInt64(&$0, value.microseconds - CopyBinary.postgresEpochMicros) }
     }
 
     /// The whole input, trailer included (call once, after the last row).
     public mutating func finish() -> [UInt8] {
+        assert(rows == 0 || appended == declared, "COPY row \(rows) declared \(declared) fields and got \(appended)")
         CopyBinary.appendTrailer(&bytes)
         return bytes
     }

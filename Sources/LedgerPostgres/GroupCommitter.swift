@@ -82,6 +82,8 @@ public final class GroupCommitter: @unchecked Sendable {
         public var appended: Int64 = 0
         public var duplicates: Int64 = 0
         public var failedBatches: Int64 = 0
+        /// Batches tried a second time in full because the projector asked (`rolledBack`).
+        public var retriedBatches: Int64 = 0
         /// Writer time, in nanoseconds, of committed batches: BEGIN and the append,
         /// the projector, and COMMIT (with its fsync). Their sum against the wall
         /// clock tells how busy the single writer is.
@@ -204,8 +206,9 @@ public final class GroupCommitter: @unchecked Sendable {
 
     private func commit(_ batch: [Request]) {
         var (result, timing, retry) = attempt(batch)
-        if retry, case .failure(let error) = result, !((error as? PostgresError)?.isUnavailable ?? false) {
-            (result, timing, _) = attempt(batch)
+        if retry, case .failure = result {
+            statisticsLock.withLock { statistics.retriedBatches += 1 }
+            (result, timing, retry) = attempt(batch)
         }
         if case .failure(let error) = result, batch.count > 1, !((error as? PostgresError)?.isUnavailable ?? false) {
             // One request's bad data (a value an index refuses, say) must not fail

@@ -26,6 +26,8 @@ struct ServiceMetrics: Sendable {
         let duplicates = registry.counter("ledger_event_duplicates_total", help: "Appends answered as duplicates (redeliveries)")
         let batches = registry.counter("ledger_group_commit_batches_total", help: "Group-commit transactions committed")
         let failed = registry.counter("ledger_group_commit_failures_total", help: "Group-commit transactions that failed")
+        let retried = registry.counter("ledger_group_commit_retries_total",
+                                       help: "Group commits tried again in full with upserts: a new order's row already existed without events")
         let writerSeconds = registry.counter("ledger_group_commit_seconds_total",
                                              help: "Writer time of committed group commits, by phase: append (with BEGIN), project (read models), commit (with its fsync)",
                                              labels: ["phase"])
@@ -45,6 +47,7 @@ struct ServiceMetrics: Sendable {
             duplicates.increment(by: Double(now.duplicates - before.duplicates))
             batches.increment(by: Double(now.batches - before.batches))
             failed.increment(by: Double(now.failedBatches - before.failedBatches))
+            retried.increment(by: Double(now.retriedBatches - before.retriedBatches))
             writerSeconds.increment(by: Double(now.appendNanos - before.appendNanos) / 1e9, "append")
             writerSeconds.increment(by: Double(now.projectNanos - before.projectNanos) / 1e9, "project")
             writerSeconds.increment(by: Double(now.commitNanos - before.commitNanos) / 1e9, "commit")

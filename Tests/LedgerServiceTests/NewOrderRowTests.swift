@@ -68,7 +68,8 @@ struct NewOrderRowTests {
             Issue.record("expected the webhook appended, got \(outcomes)")
             return
         }
-        #expect(!projection.upsertEverything.isOn, "a commit switches plain inserts back on")
+        #expect(committer.stats.retriedBatches == 1, "the COPY was refused once and the batch tried again")
+        #expect(!projection.newRows.upsertsEverything, "a commit switches back to COPY")
         _ = try committer.append([try OrderStateCacheTests.webhook("NR-3", status: 2, seq: 2)])
 
         let (state, _) = try #require(try OrderReadModel().load(try MerchantOrderNo("NR-2"), on: c))
@@ -76,6 +77,23 @@ struct NewOrderRowTests {
         #expect(try OrderReadModel().load(try MerchantOrderNo("NR-3"), on: c)?.0.eventCount == 1)
         let stored = try c.query("SELECT count(*) AS n FROM ledger.events")
         #expect(try stored.int64(0, "n") == 2, "each webhook stored exactly once")
+        #expect(try LedgerFixture.verify(databaseURL: db.url) == [])
+    }
+
+    @Test("a batch that fails for any other reason is not tried again in full")
+    func otherFailuresAreNotRetried() throws {
+        let db = try TestDatabase.create("neworderother")
+        defer { LedgerFixture.drop(db) }
+        let pool = db.pool(size: 2)
+        let projection = OrderProjection(cache: nil)
+        let committer = GroupCommitter(pool: pool, projector: projection)
+        defer { committer.shutdown(); pool.close() }
+        var bad = try OrderStateCacheTests.webhook("NR-X", status: 2, seq: 1)
+        bad.payloadJSON = #"{"merchantOrderNo":"NR-X","note":"\u0000"}"#   // jsonb refuses NUL
+        #expect(throws: (any Error).self) { _ = try committer.append([bad]) }
+        #expect(committer.stats.retriedBatches == 0)
+        #expect(!projection.newRows.upsertsEverything)
+        _ = try committer.append([try OrderStateCacheTests.webhook("NR-Y", status: 2, seq: 2)])
         #expect(try LedgerFixture.verify(databaseURL: db.url) == [])
     }
 
@@ -97,12 +115,21 @@ struct NewOrderRowTests {
         #expect(row.state.paid && row.paidRecordedAt != nil && row.documents.masked != nil,
                 "a row with every kind of column filled, masked document included")
 
-        let everyColumn = "SELECT to_jsonb(o)::text AS row FROM ledger.orders o WHERE merchant_order_no = 'NR-C'"
-        try OrderReadModel().insertNew([row], on: c)
-        let copied = try c.query(everyColumn).string(0, "row")
-        try c.query("DELETE FROM ledger.orders WHERE merchant_order_no = 'NR-C'")
-        try OrderReadModel().saveMany([row], on: c)
-        let upserted = try c.query(everyColumn).string(0, "row")
+        var plain: (OrderState, Timestamp?) = (OrderState(merchantOrderNo: try MerchantOrderNo("NR-D")), nil)
+        OrderProjection.fold(&plain, try Self.recorded("NR-D", status: 2, position: 3))
+        let plainRow = OrderRow(plain)
+        #expect(plainRow.documents.masked == nil && plainRow.paidRecordedAt == nil, "and one with the NULLs")
+
+        let everyColumn = """
+            SELECT string_agg(to_jsonb(o)::text, E'\n' ORDER BY merchant_order_no) AS rows
+              FROM ledger.orders o WHERE merchant_order_no IN ('NR-C', 'NR-D')
+            """
+        try OrderReadModel().insertNew([row, plainRow], on: c)
+        let copied = try c.query(everyColumn).string(0, "rows")
+        try c.query("DELETE FROM ledger.orders WHERE merchant_order_no IN ('NR-C', 'NR-D')")
+        try OrderReadModel().saveMany([row, plainRow], on: c)
+        let upserted = try c.query(everyColumn).string(0, "rows")
+        #expect(copied.split(separator: "\n").count == 2)
         #expect(copied == upserted)
     }
 }

@@ -13,18 +13,24 @@ struct OrderProjection: BatchProjector {
     let enrollments = EnrollmentReadModel()
     /// States the writer committed last (`OrderStateCache`); nil: always load.
     let cache: OrderStateCache?
-    /// Set when a transaction rolled back, cleared when one commits: see `apply`.
-    let upsertEverything = UpsertSwitch()
+    /// How the rows of orders a batch starts are saved: see `apply`.
+    let newRows = NewRowMode()
 
     init(cache: OrderStateCache? = OrderStateCache()) {
         self.cache = cache
     }
 
-    /// Whether the next batch upserts even the rows of orders it starts.
-    final class UpsertSwitch: Sendable {
-        private let on = Atomic<Bool>(false)
-        var isOn: Bool { on.load(ordering: .relaxed) }
-        func set(_ value: Bool) { on.store(value, ordering: .relaxed) }   // writer thread only
+    /// Whether the next batch upserts even the rows of orders it starts, and whether
+    /// the last COPY of such rows was refused. Touched by the writer thread only.
+    final class NewRowMode: Sendable {
+        private let upsert = Atomic<Bool>(false)
+        private let refused = Atomic<Bool>(false)
+        var upsertsEverything: Bool { upsert.load(ordering: .relaxed) }
+        func setUpsertsEverything(_ value: Bool) { upsert.store(value, ordering: .relaxed) }
+        /// The COPY met a row that exists (a unique violation on the order's key).
+        func copyRefused() { refused.store(true, ordering: .relaxed) }
+        /// Whether the COPY was refused since the last call.
+        func takeRefusal() -> Bool { refused.exchange(false, ordering: .relaxed) }
     }
 
     /// A batch's appended events by read model, and the rows of the orders that
@@ -65,7 +71,7 @@ struct OrderProjection: BatchProjector {
     func project(_ appended: [Item], prepared: (any Sendable)?, on c: PostgresConnection) throws {
         let plan = try (prepared as? Plan) ?? Self.plan(appended)
         let rows = try apply(plan.orderEvents, new: plan.newOrders, rendered: plan.rendered,
-                             insertNew: !upsertEverything.isOn, deferSave: true, on: c)
+                             insertNew: !newRows.upsertsEverything, deferSave: true, on: c)
         if let cache {
             for row in rows {
                 if let last = plan.versions[row.state.merchantOrderNo.value]?.last {
@@ -81,16 +87,18 @@ struct OrderProjection: BatchProjector {
 
     func committed() {
         cache?.commit()
-        upsertEverything.set(false)
+        newRows.setUpsertsEverything(false)
     }
 
-    /// Asks for one more attempt when this rollback is what switches plain inserts
-    /// off: the batch may have failed only on a row that exists against expectation.
+    /// Asks for one more attempt, with upserts for every row, only when the COPY of new
+    /// orders' rows met a row that exists: any other failure takes the committer's
+    /// usual course (and a lasting fault in the COPY path fails loudly, not quietly
+    /// through the upsert).
     func rolledBack() -> Bool {
         cache?.rollBack()
-        let wasOn = upsertEverything.isOn
-        upsertEverything.set(true)
-        return !wasOn
+        guard newRows.takeRefusal() else { return false }
+        newRows.setUpsertsEverything(true)
+        return true
     }
 
     /// Groups the appended events by order (in order of first appearance) and
@@ -135,8 +143,9 @@ struct OrderProjection: BatchProjector {
     /// With `insertNew`, the rows of orders in `new` are stored with COPY (at once, not
     /// deferred), which skips the upsert's conflict check: a stream's first event is in this
     /// transaction, so no row can hold its order (rows are written only here, from
-    /// events). Should one exist all the same (written by hand), the COPY fails,
-    /// the transaction rolls back, and `rolledBack` makes the retry upsert everything.
+    /// events). Should one exist all the same (written by hand), the COPY fails with a
+    /// unique violation, the transaction rolls back, and `rolledBack` asks for the
+    /// batch once more with upserts for everything.
     @discardableResult
     func apply(_ batch: [(MerchantOrderNo, [RecordedEvent])], new: Set<String> = [],
                rendered: [String: OrderRow] = [:], insertNew: Bool = false, deferSave: Bool = false,
@@ -161,7 +170,12 @@ struct OrderProjection: BatchProjector {
             for row in rows {
                 if new.contains(row.state.merchantOrderNo.value) { inserted.append(row) } else { upserted.append(row) }
             }
-            try orders.insertNew(inserted, on: c)
+            do {
+                try orders.insertNew(inserted, on: c)
+            } catch let error as PostgresError where error.sqlState == "23505" {
+                newRows.copyRefused()   // orders_pkey is the table's one unique index
+                throw error
+            }
             try orders.saveMany(upserted, deferred: deferSave, on: c)
         } else {
             try orders.saveMany(rows, deferred: deferSave, on: c)
