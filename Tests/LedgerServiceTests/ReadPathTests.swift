@@ -94,8 +94,8 @@ final class ReadPathTests {
         _ = try ledger.register("S-2", extra: #","externalCustomerId":"dave@example.com""#)
         let before = try ledger.order("S-1", token: ledger.support).body
         // As the service role may not alter documents, the owner fakes an old row and an old version.
-        try ledger.query("UPDATE ledger.orders SET document = NULL, document_masked = NULL, document_version = NULL WHERE merchant_order_no = 'S-1'")
-        try ledger.query("UPDATE ledger.orders SET document = '{\"stale\":true}', document_masked = NULL, document_version = $1 WHERE merchant_order_no = 'S-2'",
+        _ = try ledger.query("UPDATE ledger.orders SET document = NULL, document_masked = NULL, document_version = NULL WHERE merchant_order_no = 'S-1'")
+        _ = try ledger.query("UPDATE ledger.orders SET document = '{\"stale\":true}', document_masked = NULL, document_version = $1 WHERE merchant_order_no = 'S-2'",
                          [.int(Int64(OrderDocuments.version + 1))])
         for no in ["S-1", "S-2"] {
             let support = try ledger.order(no, token: ledger.support)
@@ -112,7 +112,7 @@ final class ReadPathTests {
         _ = try ledger.register("L-1", extra: #","externalCustomerId":"frank@example.com""#)
         _ = try ledger.register("L-2")
         _ = try ledger.register("L-3", extra: #","externalCustomerId":"gina@example.com""#)
-        try ledger.query("UPDATE ledger.orders SET document = NULL, document_masked = NULL, document_version = NULL WHERE merchant_order_no = 'L-3'")
+        _ = try ledger.query("UPDATE ledger.orders SET document = NULL, document_masked = NULL, document_version = NULL WHERE merchant_order_no = 'L-3'")
         let c = try ledger.connect()
         defer { c.close() }
         for (token, masked) in [(ledger.support, true), (ledger.auditor, false)] {
@@ -138,7 +138,7 @@ final class ReadPathTests {
     func rebuildFillsDocuments() throws {
         _ = try ledger.register("B-1", extra: #","externalCustomerId":"erin@example.com""#)
         _ = try ledger.register("B-2")
-        try ledger.query("UPDATE ledger.orders SET document = NULL, document_masked = NULL, document_version = NULL")
+        _ = try ledger.query("UPDATE ledger.orders SET document = NULL, document_masked = NULL, document_version = NULL")
         var cli = LedgerCLI(environment: LedgerFixture.environment(databaseURL: ledger.databaseURL), executablePath: "/nonexistent/ledger")
         cli.output = { _ in }
         #expect(cli.run(["rebuild"]) == 0)
@@ -199,7 +199,7 @@ struct PreparedStatementTests {
         #expect(c.preparedStatementCount == 1)
 
         // The session forgets its statements behind our back.
-        try c.query("DISCARD ALL")
+        _ = try c.query("DISCARD ALL")
         #expect(try c.query(sql, [5], prepared: true).int64(0, "n") == 6)
 
         // Prepared inside a transaction that rolls back.
