@@ -232,6 +232,34 @@ struct CrashTests {
         #expect(notOnce == 0, "\(notOnce) of \(acknowledged.snapshot.count) acknowledged webhooks are not stored exactly once")
     }
 
+    @Test("every thread of ledger serve blocks SIGTERM and SIGINT, so the signal waits for the one sigwait instead of landing on a thread that drops it")
+    func shutdownSignalsBlockedInEveryThread() throws {
+        let db = try TestDatabase.create("sigmask")
+        defer { LedgerFixture.drop(db) }
+        let server = try ServeProcess(databaseURL: db.url)
+        defer { server.signal(SIGKILL) }
+        #expect(server.waitUntilServing(within: 20), "ledger serve did not come up: \(server.logText)")
+        let body = LedgerFixture.web3Body("SIGMASK-1", status: 2)   // a webhook: the writer and handlers have run
+        let reply = try HTTPClient(port: server.port).post("/v1/webhooks/web3", body: body,
+                                                           headers: LedgerFixture.web3Headers(body, timestamp: String(Timestamp.now().seconds)))
+        #expect(reply.status == 200, "\(reply)")
+        let tasks = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(server.pid)/task")
+        #expect(tasks.count > 10, "only \(tasks.count) threads: not the server this test means")
+        let wanted: UInt64 = (1 << (UInt64(SIGTERM) - 1)) | (1 << (UInt64(SIGINT) - 1))
+        var unblocked: [String] = []
+        // The main thread is the one in sigwait, which unblocks the signals it waits for while it waits.
+        for task in tasks where task != String(server.pid) {
+            guard let status = try? String(contentsOfFile: "/proc/\(server.pid)/task/\(task)/status", encoding: .utf8),
+                  let line = status.split(separator: "\n").first(where: { $0.hasPrefix("SigBlk:") }),
+                  let mask = UInt64(line.dropFirst("SigBlk:".count).trimmingCharacters(in: .whitespaces), radix: 16) else { continue }
+            if mask & wanted != wanted {
+                let name = (try? String(contentsOfFile: "/proc/\(server.pid)/task/\(task)/comm", encoding: .utf8)) ?? "?"
+                unblocked.append("\(task) \(name.trimmingCharacters(in: .whitespacesAndNewlines))")
+            }
+        }
+        #expect(unblocked.isEmpty, "threads that would take SIGTERM themselves: \(unblocked)")
+    }
+
     @Test("SIGTERM stops ledger serve gracefully: it exits 0 and stops listening")
     func sigterm() throws {
         let db = try TestDatabase.create("term")

@@ -18,6 +18,8 @@ struct ServeCommand {
             return 0
         }
         try args.allowOnly(flags: ["help"])
+        // Before any thread starts (the log writer's is the first): every thread inherits the block.
+        let shutdownSignals = ShutdownSignals.block()
         let configuration = try cli.configuration()
         var http = try HTTPServerConfiguration.fromEnvironment(cli.environment)
         // Handlers mostly wait for a group commit; more of them in flight make
@@ -36,17 +38,8 @@ struct ServeCommand {
         try app.start()
         FileHandle.standardOutput.write(Data("ledger listening on http://\(configuration.listenHost):\(app.port ?? configuration.listenPort)\n".utf8))
 
-        signal(SIGTERM, SIG_IGN)
-        signal(SIGINT, SIG_IGN)
-        let stop = DispatchSemaphore(value: 0)
-        let term = DispatchSource.makeSignalSource(signal: SIGTERM, queue: .global())
-        let int = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
-        term.setEventHandler { stop.signal() }
-        int.setEventHandler { stop.signal() }
-        term.resume()
-        int.resume()
-        stop.wait()
-        logger.info("shutting down: finishing requests in flight")
+        let received = shutdownSignals.wait()
+        logger.info("shutting down: finishing requests in flight", [("signal", .string(received == SIGINT ? "SIGINT" : "SIGTERM"))])
         app.stop()
         return 0
     }
