@@ -28,8 +28,9 @@ let package = Package(
         .target(name: "LedgerService", dependencies: ["LedgerCore", "LedgerPostgres", "LedgerHTTP"]),
 
         // Executables: argument parsing and nothing more.
-        .executableTarget(name: "ledger", dependencies: ["LedgerService"]),
-        .executableTarget(name: "ledger-bench", dependencies: ["LedgerService"]),
+        // Both executables allocate through jemalloc (Debian's libjemalloc-dev): see README, *Allocator*.
+        .executableTarget(name: "ledger", dependencies: ["LedgerService"], linkerSettings: [.linkedLibrary("jemalloc")]),
+        .executableTarget(name: "ledger-bench", dependencies: ["LedgerService"], linkerSettings: [.linkedLibrary("jemalloc")]),
 
         // Test support: fresh databases and scratch PostgreSQL clusters for fault tests.
         .target(name: "LedgerTestSupport", dependencies: ["LedgerPostgres"], path: "Tests/LedgerTestSupport"),

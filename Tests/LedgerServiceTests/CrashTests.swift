@@ -260,6 +260,20 @@ struct CrashTests {
         #expect(unblocked.isEmpty, "threads that would take SIGTERM themselves: \(unblocked)")
     }
 
+    @Test("ledger serve runs on jemalloc, which glibc's allocator is no substitute for under its cross-thread frees")
+    func allocatesThroughJemalloc() throws {
+        let db = try TestDatabase.create("jemalloc")
+        defer { LedgerFixture.drop(db) }
+        let server = try ServeProcess(databaseURL: db.url)
+        defer { server.signal(SIGKILL) }
+        #expect(server.waitUntilServing(within: 20), "ledger serve did not come up: \(server.logText)")
+        // Read to the end: procfs reports a size of 0, and a one-shot read stops after a page.
+        let file = try #require(FileHandle(forReadingAtPath: "/proc/\(server.pid)/maps"))
+        defer { try? file.close() }
+        let maps = String(decoding: file.readDataToEndOfFile(), as: UTF8.self)
+        #expect(maps.contains("libjemalloc.so"), "libjemalloc is not mapped: the executable was linked without it")
+    }
+
     @Test("SIGTERM stops ledger serve gracefully: it exits 0 and stops listening")
     func sigterm() throws {
         let db = try TestDatabase.create("term")
