@@ -20,8 +20,8 @@ enum PgbenchScripts {
         return """
             DROP TABLE IF EXISTS bench_events;
             DROP TABLE IF EXISTS bench_orders;
-            -- ledger.events, column for column, with the same unique constraints, indexes (BRIN on recorded_at, as 017)
-            -- and collations (021).
+            -- ledger.events, column for column, with the same unique constraints, indexes (BRIN on recorded_at, as 017),
+            -- collations (021) and statistics targets (024).
             CREATE TABLE bench_events (
                 position        bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
                 event_id        uuid        NOT NULL UNIQUE DEFAULT gen_random_uuid(),
@@ -39,6 +39,9 @@ enum PgbenchScripts {
                 UNIQUE (stream, stream_version)
             );
             CREATE INDEX ON bench_events USING brin (recorded_at);
+            -- No planner statistics on the opaque columns, as 024.
+            ALTER TABLE bench_events ALTER COLUMN payload SET STATISTICS 0, ALTER COLUMN raw SET STATISTICS 0,
+                ALTER COLUMN metadata SET STATISTICS 0, ALTER COLUMN hash SET STATISTICS 0;
             -- ledger.orders, column for column (the read model).
             CREATE TABLE bench_orders (
                 merchant_order_no text COLLATE "C" PRIMARY KEY, provider text, status smallint NOT NULL, status_name text NOT NULL,
@@ -55,6 +58,7 @@ enum PgbenchScripts {
               FROM generate_series(1, \(orders)) AS i;
             CREATE INDEX ON bench_orders (updated_at, merchant_order_no);
             CREATE INDEX ON bench_orders (tx_hash);
+            ALTER TABLE bench_orders ALTER COLUMN state SET STATISTICS 0;
             VACUUM ANALYZE bench_orders;
 
             """
