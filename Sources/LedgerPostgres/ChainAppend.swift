@@ -22,21 +22,9 @@ struct ChainAppend {
     /// they are known, while PostgreSQL is still storing the new events: the caller's
     /// pure work on them (a projection's rendering) then costs the writer no time.
     /// It is not called when nothing new is stored.
-    /// What the writer asks ledger.append_prepare about a batch: its keys, and each
-    /// stream's version unless the cache claims to know it (a claim append_prepare
-    /// honours only if the log's head is where the cache says).
-    struct PrepareRequest {
-        let sql: String
-        let parameters: [SQLValue]
-        let streams: Set<String>
-        let cached: [String: Int]
-        let cachedHead: Int64?
-    }
-
-    /// `afterPending`: claim what the cache will know once the batch in progress commits
-    /// (asked while its COMMIT is in flight, see `GroupCommitter`).
-    static func prepareRequest(_ items: [PreparedEvent], cache: StreamVersionCache?,
-                               afterPending: Bool = false) -> PrepareRequest {
+    static func append(_ items: [PreparedEvent], on connection: PostgresConnection,
+                       cache: StreamVersionCache? = nil,
+                       whileStoring: (([AppendOutcome]) throws -> Void)? = nil) throws -> [AppendOutcome] {
         var keys = [String]()
         var probed = [String]()        // streams whose version must be asked for
         var cached: [String: Int] = [:] // streams whose version the writer knows, if the head agrees
@@ -45,33 +33,18 @@ struct ChainAppend {
         for item in items {
             if seenKeys.insert(item.event.idempotencyKey).inserted { keys.append(item.event.idempotencyKey) }
             if seenStreams.insert(item.event.stream).inserted {
-                let known = afterPending ? cache?.versionAfterPending(of: item.event.stream) : cache?.version(of: item.event.stream)
-                if let known { cached[item.event.stream] = known } else { probed.append(item.event.stream) }
+                if let known = cache?.version(of: item.event.stream) { cached[item.event.stream] = known } else { probed.append(item.event.stream) }
             }
         }
+        let cachedHead = cache?.committedHead
         // The arrays travel in binary (`BinaryArray`): PostgreSQL does not parse a text[] literal.
-        guard let cache else {
-            return PrepareRequest(sql: "SELECT * FROM ledger.append_prepare($1::text[], $2::text[])",
-                                  parameters: [textArray(keys), textArray(probed)],
-                                  streams: seenStreams, cached: [:], cachedHead: nil)
-        }
-        let cachedHead = afterPending ? cache.headAfterPending : cache.committedHead
-        return PrepareRequest(sql: "SELECT * FROM ledger.append_prepare($1::text[], $2::text[], $3::text[], $4)",
-                              parameters: [textArray(keys), textArray(probed), textArray(Array(cached.keys)),
-                                           .int(cachedHead ?? -1)],
-                              streams: seenStreams, cached: cached, cachedHead: cachedHead)
-    }
-
-    /// `prefetched`: the request for these items and its answer, already taken in this
-    /// transaction (sent with the previous batch's COMMIT); otherwise it is asked now.
-    static func append(_ items: [PreparedEvent], on connection: PostgresConnection,
-                       cache: StreamVersionCache? = nil,
-                       prefetched: (request: PrepareRequest, answer: QueryResult)? = nil,
-                       whileStoring: (([AppendOutcome]) throws -> Void)? = nil) throws -> [AppendOutcome] {
-        let request = prefetched?.request ?? prepareRequest(items, cache: cache)
-        let answer = try prefetched?.answer
-            ?? connection.query(request.sql, request.parameters, prepared: true)   // a function call: nothing to plan badly
-        let cached = request.cached, cachedHead = request.cachedHead, seenStreams = request.streams
+        let answer = cache == nil
+            ? try connection.query("SELECT * FROM ledger.append_prepare($1::text[], $2::text[])",
+                                   [textArray(keys), textArray(probed)], prepared: true)
+            : try connection.query("SELECT * FROM ledger.append_prepare($1::text[], $2::text[], $3::text[], $4)",
+                                   [textArray(keys), textArray(probed), textArray(Array(cached.keys)),
+                                    .int(cachedHead ?? -1)],
+                                   prepared: true)   // a function call: nothing to plan badly
         var headPosition: Int64 = 0
         var headHash = ChainHash.genesis
         var recordedMicros: Int64?

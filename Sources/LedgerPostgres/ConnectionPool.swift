@@ -59,23 +59,6 @@ public final class ConnectionPool: @unchecked Sendable {
         }
     }
 
-    /// Borrows a connection until `giveBack`, for a borrower whose use spans several
-    /// transactions (the group commit's writer); `withConnection` is the usual way.
-    func borrow() throws -> PostgresConnection {
-        let connection = try acquire()
-        do {
-            try connection.reconnectIfNeeded()
-        } catch {
-            release(connection, healthy: connection.isHealthy)
-            throw error
-        }
-        return connection
-    }
-
-    func giveBack(_ connection: PostgresConnection) {
-        release(connection, healthy: connection.isHealthy)
-    }
-
     /// Borrows a connection inside a transaction.
     public func transaction<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
         try withConnection { try $0.transaction(body) }

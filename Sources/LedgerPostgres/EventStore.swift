@@ -23,18 +23,9 @@ public struct EventStore: Sendable {
     public func append(prepared items: [PreparedEvent], on connection: PostgresConnection,
                        cache: StreamVersionCache? = nil,
                        whileStoring: (([AppendOutcome]) throws -> Void)? = nil) throws -> [AppendOutcome] {
-        try append(prepared: items, on: connection, cache: cache, prefetched: nil, whileStoring: whileStoring)
-    }
-
-    /// `prefetched`: see `ChainAppend.append` (asked for only when every item can be chained).
-    func append(prepared items: [PreparedEvent], on connection: PostgresConnection,
-                cache: StreamVersionCache?,
-                prefetched: (request: ChainAppend.PrepareRequest, answer: QueryResult)?,
-                whileStoring: (([AppendOutcome]) throws -> Void)?) throws -> [AppendOutcome] {
         if items.isEmpty { return [] }
         if items.allSatisfy({ $0.chain != nil }) {
-            return try ChainAppend.append(items, on: connection, cache: cache, prefetched: prefetched,
-                                          whileStoring: whileStoring)
+            return try ChainAppend.append(items, on: connection, cache: cache, whileStoring: whileStoring)
         }
         cache?.invalidate()
         return try append(encoded: items.map { Self.itemJSON($0.event) }, on: connection)

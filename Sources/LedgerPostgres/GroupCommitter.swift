@@ -84,9 +84,6 @@ public final class GroupCommitter: @unchecked Sendable {
         public var failedBatches: Int64 = 0
         /// Batches tried a second time in full because the projector asked (`rolledBack`).
         public var retriedBatches: Int64 = 0
-        /// Committed batches whose COMMIT also began the next batch's transaction (its
-        /// ledger.append_prepare answered in the same round trip).
-        public var prefetchedBatches: Int64 = 0
         /// Writer time, in nanoseconds, of committed batches: BEGIN and the append,
         /// the projector, and COMMIT (with its fsync). Their sum against the wall
         /// clock tells how busy the single writer is.
@@ -182,80 +179,48 @@ public final class GroupCommitter: @unchecked Sendable {
     }
 
     private func writerLoop() {
-        var carried: (batch: [Request], prefetch: Prefetch?)?
         while true {
-            let batch: [Request], prefetch: Prefetch?
-            if let next = carried {
-                (batch, prefetch) = next
-                carried = nil
-            } else if let next = takeBatch(waiting: true) {
-                (batch, prefetch) = (next, nil)
-            } else {
-                return
-            }
-            carried = commit(batch, prefetch: prefetch, mayTakeNext: true)
-        }
-    }
-
-    /// The longest prefix of the queue within maxBatch events (at least one request),
-    /// taken in one move rather than one removeFirst (a shift of the rest) a request.
-    /// `waiting`: blocks until there is one; nil only once stopping with nothing queued
-    /// (the writer then ends). Without it: nil at once when nothing is queued.
-    private func takeBatch(waiting: Bool) -> [Request]? {
-        condition.lock()
-        defer { condition.unlock() }
-        if waiting {
+            condition.lock()
             while queue.isEmpty && !stopping { condition.wait() }
-            if queue.isEmpty {
+            if queue.isEmpty && stopping {
                 running = false
                 condition.broadcast()
-                return nil
+                condition.unlock()
+                return
             }
-        } else if queue.isEmpty {
-            return nil
+            // The longest prefix of the queue within maxBatch events (at least one request),
+            // taken in one move rather than one removeFirst (a shift of the rest) a request.
+            var taken = 0
+            var count = 0
+            while taken < queue.count, taken == 0 || count + queue[taken].events.count <= maxBatch {
+                count += queue[taken].events.count
+                taken += 1
+            }
+            let batch = Array(queue[..<taken])
+            queue.removeFirst(taken)
+            queuedEvents -= count
+            condition.unlock()
+            commit(batch)
         }
-        var taken = 0
-        var count = 0
-        while taken < queue.count, taken == 0 || count + queue[taken].events.count <= maxBatch {
-            count += queue[taken].events.count
-            taken += 1
-        }
-        let batch = Array(queue[..<taken])
-        queue.removeFirst(taken)
-        queuedEvents -= count
-        return batch
     }
 
-    /// The next batch's first step, taken in the round trip of this batch's COMMIT:
-    /// its transaction is open on `connection` (which the writer keeps borrowed), the
-    /// append lock held, and ledger.append_prepare has answered.
-    private struct Prefetch {
-        let connection: PostgresConnection
-        let request: ChainAppend.PrepareRequest
-        let answer: QueryResult
-    }
-
-    /// Commits `batch` and answers its callers. With `mayTakeNext`, the next batch may be
-    /// taken from the queue while this one commits: it is returned (with its prefetched
-    /// first step, if that went well) for the writer to commit next.
-    private func commit(_ batch: [Request], prefetch: Prefetch?, mayTakeNext: Bool) -> (batch: [Request], prefetch: Prefetch?)? {
-        var (result, timing, retry, next) = attempt(batch, prefetch: prefetch, mayTakeNext: mayTakeNext)
+    private func commit(_ batch: [Request]) {
+        var (result, timing, retry) = attempt(batch)
         if retry, case .failure = result {
             statisticsLock.withLock { statistics.retriedBatches += 1 }
-            (result, timing, retry, _) = attempt(batch, prefetch: nil, mayTakeNext: false)
+            (result, timing, retry) = attempt(batch)
         }
         if case .failure(let error) = result, batch.count > 1, !((error as? PostgresError)?.isUnavailable ?? false) {
             // One request's bad data (a value an index refuses, say) must not fail
             // the strangers who shared its transaction: retry each request alone.
             statisticsLock.withLock { statistics.failedBatches += 1 }
-            for request in batch { _ = commit([request], prefetch: nil, mayTakeNext: false) }
-            return next
+            for request in batch { commit([request]) }
+            return
         }
         switch result {
         case .success(let outcomes):
             statisticsLock.withLock {
                 statistics.batches += 1
-                if next?.prefetch != nil { statistics.prefetchedBatches += 1 }
                 statistics.appendNanos += timing.append
                 statistics.projectNanos += timing.project
                 statistics.commitNanos += timing.commit
@@ -275,41 +240,23 @@ public final class GroupCommitter: @unchecked Sendable {
             statisticsLock.withLock { statistics.failedBatches += 1 }
             answers.async { for request in batch { request.completion(.failure(error)) } }
         }
-        return next
     }
 
     /// Appends and projects `batch` in one transaction, committed or rolled back; on a
-    /// rollback, also whether the projector asks for one more attempt. `prefetch`: this
-    /// batch's transaction is already open, its first step answered. With `mayTakeNext`,
-    /// the next batch is taken just before COMMIT (if any is queued) and its first step
-    /// sent with the COMMIT; it is returned whatever happened, with its prefetch only
-    /// when this batch committed and that step answered.
-    private func attempt(_ batch: [Request], prefetch: Prefetch?, mayTakeNext: Bool)
-        -> (Result<[AppendOutcome], Error>, PhaseTiming, Bool, (batch: [Request], prefetch: Prefetch?)?) {
+    /// rollback, also whether the projector asks for one more attempt.
+    private func attempt(_ batch: [Request]) -> (Result<[AppendOutcome], Error>, PhaseTiming, Bool) {
         let events = batch.flatMap(\.events)
         let start = DispatchTime.now().uptimeNanoseconds
         var appended = start, projected = start
-        var taken: [Request]?
-        var nextRequest: ChainAppend.PrepareRequest?
-        let connection: PostgresConnection
-        do {
-            connection = try prefetch?.connection ?? pool.borrow()
-        } catch {
-            streamVersions.invalidate()
-            return (.failure(error), PhaseTiming(), projector?.rolledBack() ?? false, nil)
-        }
-        var keptForNext = false
-        defer { if !keptForNext { pool.giveBack(connection) } }
         do {
             let attachments = batch.flatMap(\.attachments)
             func items(_ outcomes: [AppendOutcome]) -> [BatchProjector.Item] {
                 events.indices.map { (events[$0], attachments[$0], outcomes[$0]) }
             }
-            let (outcomes, nextAnswer) = try connection.transaction(continuing: prefetch != nil, { connection in
+            let outcomes = try pool.transaction { connection in
                 var prepared: (any Sendable)?
                 let outcomes = try store.append(
                     prepared: batch.flatMap(\.prepared), on: connection, cache: streamVersions,
-                    prefetched: prefetch.map { ($0.request, $0.answer) },
                     whileStoring: projector.map { projector in { outcomes in prepared = try projector.prepare(items(outcomes)) } })
                 appended = DispatchTime.now().uptimeNanoseconds
                 if let projector {
@@ -317,35 +264,16 @@ public final class GroupCommitter: @unchecked Sendable {
                 }
                 projected = DispatchTime.now().uptimeNanoseconds
                 return outcomes
-            }, next: {
-                guard mayTakeNext, let next = takeBatch(waiting: false) else { return nil }
-                taken = next
-                let items = next.flatMap(\.prepared)
-                guard items.allSatisfy({ $0.chain != nil }) else { return nil }   // the SQL path asks for itself
-                let request = ChainAppend.prepareRequest(items, cache: streamVersions, afterPending: true)
-                nextRequest = request
-                // Unprepared: a session that lost its prepared statements must not make a
-                // committed batch look failed.
-                return PipelinedStatement(sql: request.sql, parameters: request.parameters, prepared: false)
-            })
+            }
             streamVersions.commit()
             projector?.committed()
             let end = DispatchTime.now().uptimeNanoseconds
-            var next: (batch: [Request], prefetch: Prefetch?)?
-            if let taken {
-                if let nextAnswer, let nextRequest {
-                    keptForNext = true
-                    next = (taken, Prefetch(connection: connection, request: nextRequest, answer: nextAnswer))
-                } else {
-                    next = (taken, nil)
-                }
-            }
             return (.success(outcomes), PhaseTiming(append: appended - start, project: projected - appended, commit: end - projected),
-                    false, next)
+                    false)
         } catch {
             streamVersions.invalidate()   // rolled back, or its outcome unknown
             let retry = projector?.rolledBack() ?? false
-            return (.failure(error), PhaseTiming(), retry, taken.map { ($0, nil) })
+            return (.failure(error), PhaseTiming(), retry)
         }
     }
 

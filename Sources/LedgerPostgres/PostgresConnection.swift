@@ -264,48 +264,6 @@ public final class PostgresConnection: @unchecked Sendable {
         }
     }
 
-    /// `transaction`, for a single writer that keeps its connection from one
-    /// transaction to the next. `continuing`: the transaction was already begun by
-    /// the previous call's `next` (its first answer is in hand). `next`, asked just
-    /// before COMMIT: a statement to begin the next transaction with, sent in the
-    /// COMMIT's round trip; its result is returned beside the body's, the connection
-    /// then inside that transaction (nil: no next, or it failed and was rolled back).
-    func transaction<T>(continuing: Bool, _ body: (PostgresConnection) throws -> T,
-                        next: () -> PipelinedStatement?) throws -> (T, QueryResult?) {
-        if !continuing { try reconnectIfNeeded() }
-        inTransaction = true
-        beginPending = !continuing
-        deferred = []
-        do {
-            let value = try body(self)
-            let nextAnswer: QueryResult?
-            if let statement = next() {
-                nextAnswer = try commitPipelined(beginning: statement)
-            } else {
-                try commitPipelined()
-                nextAnswer = nil
-            }
-            inTransaction = nextAnswer != nil
-            return (value, nextAnswer)
-        } catch {
-            inTransaction = false
-            let begun = !beginPending
-            beginPending = false
-            deferred = []
-            if begun && isHealthy { _ = try? query("ROLLBACK") }
-            throw error
-        }
-    }
-
-    /// Ends a transaction begun by `transaction(continuing:_:next:)` that will not be continued.
-    func abandonTransaction() {
-        guard inTransaction else { return }
-        inTransaction = false
-        beginPending = false
-        deferred = []
-        if isHealthy { _ = try? query("ROLLBACK") }
-    }
-
     /// Streams `COPY (...) TO STDOUT` output chunk by chunk; memory stays flat.
     public func copyOut(_ sql: String, _ chunk: ([UInt8]) throws -> Void) throws {
         try sendPendingBegin()

@@ -55,54 +55,11 @@ extension PostgresConnection {
         results.forEach { PQclear($0) }
     }
 
-    /// COMMIT, and in the same round trip BEGIN and `next`: the next transaction starts
-    /// while this one's answer travels back (see `GroupCommitter`). Throws when the commit
-    /// fails (or anything sent with it before it; nothing of the next one then ran).
-    /// Otherwise answers `next`'s result, with the connection left inside the new
-    /// transaction, or nil when `next` failed, with that transaction rolled back.
-    /// Connections that bound their waits do not pipeline: they commit and answer nil.
-    func commitPipelined(beginning next: PipelinedStatement) throws -> QueryResult? {
-        guard answerDeadline() == nil, let conn else {
-            try commitPipelined()
-            return nil
-        }
-        var statements = beginPending ? [PipelinedStatement(sql: "BEGIN", parameters: [], prepared: false)] : []
-        beginPending = false
-        statements += deferred
-        deferred = []
-        statements.append(PipelinedStatement(sql: "COMMIT", parameters: [], prepared: false))
-        let committing = statements.count
-        statements.append(PipelinedStatement(sql: "BEGIN", parameters: [], prepared: false))
-        statements.append(next)
-        let outcomes = try pipelineOutcomes(conn, statements)
-        defer { outcomes.forEach { if case .success(let r) = $0 { PQclear(r) } } }
-        for outcome in outcomes.prefix(committing) {
-            if case .failure(let error) = outcome { throw error }
-        }
-        guard case .success = outcomes[committing], case .success(let answer) = outcomes[committing + 1] else {
-            _ = try? query("ROLLBACK")   // the next transaction began and failed: end it
-            return nil
-        }
-        return Self.read(answer)
-    }
-
     /// Runs `statements` in order in one round trip and returns each one's result (the
     /// caller clears them), or throws the first error: the server skips the statements
     /// after a failed one. Only on connections that do not bound their waits: it waits
     /// for the answers as long as libpq does.
     func pipeline(_ conn: OpaquePointer, _ statements: [PipelinedStatement]) throws -> [OpaquePointer] {
-        let outcomes = try pipelineOutcomes(conn, statements)
-        guard let failure = outcomes.lazy.compactMap({ if case .failure(let e) = $0 { e } else { nil } }).first else {
-            return outcomes.map { if case .success(let r) = $0 { r } else { preconditionFailure("checked above") } }
-        }
-        outcomes.forEach { if case .success(let r) = $0 { PQclear(r) } }
-        throw failure
-    }
-
-    /// Each statement's result or error, in order (a statement after a failed one answers
-    /// the failure as well: the server skipped it). Throws only when the exchange broke off.
-    func pipelineOutcomes(_ conn: OpaquePointer, _ statements: [PipelinedStatement]) throws
-        -> [Result<OpaquePointer, PostgresError>] {
         // Statements are prepared (once per session) before the pipeline starts.
         var names: [String?] = []
         for statement in statements {
@@ -119,25 +76,21 @@ extension PostgresConnection {
         }
         guard PQpipelineSync(conn) == 1 else { throw abandon(conn) }
 
-        var outcomes: [Result<OpaquePointer, PostgresError>] = []
+        var results: [OpaquePointer] = []
         var failure: PostgresError?
-        func clearAll() { outcomes.forEach { if case .success(let r) = $0 { PQclear(r) } } }
         for _ in statements {
             guard let result = PQgetResult(conn) else {
-                clearAll()
+                results.forEach { PQclear($0) }
                 throw abandon(conn)
             }
             switch PQresultStatus(result) {
             case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
-                outcomes.append(.success(result))
+                results.append(result)
             case PGRES_PIPELINE_ABORTED:
                 PQclear(result)
-                outcomes.append(.failure(failure ?? .unexpectedResult("a pipelined statement was skipped")))
             default:
-                let error = Self.error(from: result, conn: conn)
-                if failure == nil { failure = error }
+                if failure == nil { failure = Self.error(from: result, conn: conn) }
                 PQclear(result)
-                outcomes.append(.failure(error))
             }
             while let rest = PQgetResult(conn) { PQclear(rest) }   // a statement's results end with NULL
         }
@@ -145,17 +98,20 @@ extension PostgresConnection {
         let synced = sync.map { PQresultStatus($0) == PGRES_PIPELINE_SYNC } ?? false
         if let sync { PQclear(sync) }
         guard synced, PQexitPipelineMode(conn) == 1 else {
-            clearAll()
+            results.forEach { PQclear($0) }
             throw abandon(conn)
         }
-        if let failure, case .server(let state, _, _) = failure, state == "26000" {
-            // The session lost its prepared statements (DISCARD ALL, a pooler in between):
-            // they are prepared again on next use, and the caller may retry at once.
-            clearAll()
-            forgetPreparedStatements()
-            throw PostgresError.connectionLost("the session lost its prepared statements; retry")
+        if let failure {
+            results.forEach { PQclear($0) }
+            if case .server(let state, _, _) = failure, state == "26000" {
+                // The session lost its prepared statements (DISCARD ALL, a pooler in between):
+                // they are prepared again on next use, and the caller may retry at once.
+                forgetPreparedStatements()
+                throw PostgresError.connectionLost("the session lost its prepared statements; retry")
+            }
+            throw failure
         }
-        return outcomes
+        return results
     }
 
     /// A pipeline that broke half way leaves the session in an unknown state: drop it

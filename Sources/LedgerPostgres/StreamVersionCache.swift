@@ -21,16 +21,6 @@ public final class StreamVersionCache: @unchecked Sendable {
         committedHead == nil ? nil : versions[stream]
     }
 
-    /// The head and version the next batch may claim while the batch in progress
-    /// commits: what the cache will know once it has (ledger.append_prepare checks
-    /// the claim against the head, so a commit that fails makes it harmless).
-    var headAfterPending: Int64? { pending?.head ?? committedHead }
-
-    func versionAfterPending(of stream: String) -> Int? {
-        guard headAfterPending != nil else { return nil }
-        return pending?.versions[stream] ?? (committedHead == nil ? nil : versions[stream])
-    }
-
     /// The batch's transaction committed: what it learned is now known.
     public func commit() {
         guard let pending else { return }

@@ -28,10 +28,8 @@ struct ServiceMetrics: Sendable {
         let failed = registry.counter("ledger_group_commit_failures_total", help: "Group-commit transactions that failed")
         let retried = registry.counter("ledger_group_commit_retries_total",
                                        help: "Group commits tried again in full with upserts: a new order's row already existed without events")
-        let pipelined = registry.counter("ledger_group_commit_pipelined_total",
-                                         help: "Group commits whose COMMIT also began the next batch (its append_prepare answered in the same round trip)")
         let writerSeconds = registry.counter("ledger_group_commit_seconds_total",
-                                             help: "Writer time of committed group commits, by phase: append (with BEGIN), project (read models), commit (with its fsync, and the next batch's first step when pipelined)",
+                                             help: "Writer time of committed group commits, by phase: append (with BEGIN), project (read models), commit (with its fsync)",
                                              labels: ["phase"])
         let poolGauge = registry.gauge("ledger_db_pool_connections", help: "Database pool connections by state", labels: ["state"])
         let readPoolGauge = readPool == nil ? nil
@@ -50,7 +48,6 @@ struct ServiceMetrics: Sendable {
             batches.increment(by: Double(now.batches - before.batches))
             failed.increment(by: Double(now.failedBatches - before.failedBatches))
             retried.increment(by: Double(now.retriedBatches - before.retriedBatches))
-            pipelined.increment(by: Double(now.prefetchedBatches - before.prefetchedBatches))
             writerSeconds.increment(by: Double(now.appendNanos - before.appendNanos) / 1e9, "append")
             writerSeconds.increment(by: Double(now.projectNanos - before.projectNanos) / 1e9, "project")
             writerSeconds.increment(by: Double(now.commitNanos - before.commitNanos) / 1e9, "commit")
