@@ -52,6 +52,16 @@ public final class BufferedLineWriter: @unchecked Sendable {
         if full { flush() }
     }
 
+    /// Queues one line given as UTF-8 bytes (a newline is added).
+    public func write(bytes line: [UInt8]) {
+        lock.lock()
+        pending.append(contentsOf: line)
+        pending.append(UInt8(ascii: "\n"))
+        let full = pending.count >= limit || closed
+        lock.unlock()
+        if full { flush() }
+    }
+
     /// Queues one line and writes everything pending now.
     public func writeNow(_ line: String) {
         write(line)

@@ -41,6 +41,22 @@ public enum JSONText {
         }
     }
 
+    /// `appendEscaped`, into UTF-8 bytes (the same escapes).
+    public static func appendEscaped(_ value: String, to out: inout [UInt8]) {
+        var plain = true
+        for byte in value.utf8 where byte < 0x20 || byte >= 0x7F || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+            plain = false
+            break
+        }
+        if plain {
+            out.append(contentsOf: value.utf8)
+            return
+        }
+        var escaped = ""
+        appendEscaped(value, to: &escaped)
+        out.append(contentsOf: escaped.utf8)
+    }
+
     private static func hexDigit(_ v: UInt32) -> String {
         String(UnicodeScalar(UInt8(v < 10 ? 48 + v : 87 + v)))
     }

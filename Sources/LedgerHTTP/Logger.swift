@@ -15,15 +15,15 @@ public enum LogValue: Sendable, Equatable, ExpressibleByStringLiteral, Expressib
     public init(floatLiteral value: Double) { self = .double(value) }
     public init(booleanLiteral value: Bool) { self = .bool(value) }
 
-    fileprivate func append(to out: inout String) {
+    fileprivate func append(to out: inout [UInt8]) {
         switch self {
         case .string(let text):
-            out += "\""
+            out.append(UInt8(ascii: "\""))
             JSONText.appendEscaped(text, to: &out)
-            out += "\""
-        case .int(let number): out += String(number)
-        case .double(let number): out += number.isFinite ? String(number) : "null"
-        case .bool(let flag): out += flag ? "true" : "false"
+            out.append(UInt8(ascii: "\""))
+        case .int(let number): out.append(contentsOf: String(number).utf8)
+        case .double(let number): out.append(contentsOf: (number.isFinite ? String(number) : "null").utf8)
+        case .bool(let flag): out.append(contentsOf: (flag ? "true" : "false").utf8)
         }
     }
 }
@@ -50,6 +50,10 @@ public struct Logger: Sendable {
     private let sink: @Sendable (String) -> Void
     /// Where warnings and errors go when they must not wait in a buffer (nil: `sink`).
     private let urgentSink: (@Sendable (String) -> Void)?
+    /// Routine lines as bytes, when the destination takes them (a `BufferedLineWriter`):
+    /// the access log writes a line per request, and a String per line was a copy and an
+    /// allocation more than the bytes need.
+    private let byteSink: (@Sendable ([UInt8]) -> Void)?
 
     /// A logger writing to `sink` (by default standard error, one `write` per line).
     public init(minimumLevel: Level = .info, baseFields: [(String, LogValue)] = [],
@@ -58,6 +62,7 @@ public struct Logger: Sendable {
         self.baseFields = baseFields
         self.sink = sink
         self.urgentSink = nil
+        self.byteSink = nil
     }
 
     /// A logger writing through `writer`: routine lines in batches, warnings and errors at once.
@@ -66,6 +71,7 @@ public struct Logger: Sendable {
         self.baseFields = baseFields
         self.sink = { writer.write($0) }
         self.urgentSink = { writer.writeNow($0) }
+        self.byteSink = { writer.write(bytes: $0) }
     }
 
     /// A logger that drops everything.
@@ -94,9 +100,16 @@ public struct Logger: Sendable {
 
     public func log(_ level: Level, _ message: String, _ fields: [(String, LogValue)] = []) {
         guard level >= minimumLevel else { return }
+        let all = baseFields.isEmpty ? fields : baseFields + fields
+        if level < .warning, let byteSink {
+            var out = [UInt8]()
+            out.reserveCapacity(320)
+            Logger.appendLine(level: level, message: message, fields: all, to: &out) { Logger.appendNow(to: &$0) }
+            byteSink(out)
+            return
+        }
         let sink = level >= .warning ? (urgentSink ?? self.sink) : self.sink
-        sink(Logger.line(level: level, message: message, fields: baseFields.isEmpty ? fields : baseFields + fields,
-                         time: Logger.now()))
+        sink(Logger.line(level: level, message: message, fields: all, time: Logger.now()))
     }
 
     public func debug(_ message: String, _ fields: [(String, LogValue)] = []) { log(.debug, message, fields) }
@@ -106,50 +119,67 @@ public struct Logger: Sendable {
 
     /// Renders one line; later fields with a reserved or repeated name are skipped.
     public static func line(level: Level, message: String, fields: [(String, LogValue)], time: String) -> String {
-        var out = "{\"time\":\""
-        out.reserveCapacity(256)
-        JSONText.appendEscaped(time, to: &out)
-        out += "\",\"level\":\""
-        out += level.name
-        out += "\",\"message\":\""
+        var out = [UInt8]()
+        out.reserveCapacity(320)
+        appendLine(level: level, message: message, fields: fields, to: &out) { JSONText.appendEscaped(time, to: &$0) }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// `line`, appended to `out` as UTF-8; `time` writes the time's text (escaped).
+    static func appendLine(level: Level, message: String, fields: [(String, LogValue)], to out: inout [UInt8],
+                           time: (inout [UInt8]) -> Void) {
+        out.append(contentsOf: #"{"time":""#.utf8)
+        time(&out)
+        out.append(contentsOf: #"","level":""#.utf8)
+        out.append(contentsOf: level.name.utf8)
+        out.append(contentsOf: #"","message":""#.utf8)
         JSONText.appendEscaped(message, to: &out)
-        out += "\""
+        out.append(UInt8(ascii: "\""))
         // Lines carry a handful of fields: a linear scan for repeats beats hashing them.
-        for (index, (name, value)) in fields.enumerated() {
+        for index in fields.indices {
+            let name = fields[index].0
             if name == "time" || name == "level" || name == "message" { continue }
             if fields[..<index].contains(where: { $0.0 == name }) { continue }
-            out += ",\""
+            out.append(contentsOf: #",""#.utf8)
             JSONText.appendEscaped(name, to: &out)
-            out += "\":"
-            value.append(to: &out)
+            out.append(contentsOf: #"":"#.utf8)
+            fields[index].1.append(to: &out)
         }
-        out += "}"
-        return out
+        out.append(UInt8(ascii: "}"))
     }
 
     /// The current UTC time as RFC 3339 with milliseconds and `Z`.
     public static func now() -> String {
+        var text = [UInt8]()
+        text.reserveCapacity(24)
+        appendNow(to: &text)
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    /// `now()`, appended to `out`: written digit by digit, since this runs for every
+    /// access-log line.
+    static func appendNow(to out: inout [UInt8]) {
         var spec = timespec()
         clock_gettime(CLOCK_REALTIME, &spec)
         var seconds = time_t(spec.tv_sec)
         var parts = tm()
         gmtime_r(&seconds, &parts)
-        // Written digit by digit into one buffer: this runs for every access-log line.
-        var text = [UInt8](repeating: 0, count: 24)
-        func put(_ value: Int32, _ width: Int, at offset: Int) {
+        func put(_ value: Int32, _ width: Int) {
+            var divisor: Int32 = 1
+            for _ in 1..<width { divisor *= 10 }
             var rest = max(0, value)
-            for position in stride(from: offset + width - 1, through: offset, by: -1) {
-                text[position] = UInt8(ascii: "0") + UInt8(rest % 10)
-                rest /= 10
+            while divisor > 0 {
+                out.append(UInt8(ascii: "0") + UInt8((rest / divisor) % 10))
+                rest %= divisor
+                divisor /= 10
             }
         }
-        put(parts.tm_year + 1900, 4, at: 0); text[4] = UInt8(ascii: "-")
-        put(parts.tm_mon + 1, 2, at: 5); text[7] = UInt8(ascii: "-")
-        put(parts.tm_mday, 2, at: 8); text[10] = UInt8(ascii: "T")
-        put(parts.tm_hour, 2, at: 11); text[13] = UInt8(ascii: ":")
-        put(parts.tm_min, 2, at: 14); text[16] = UInt8(ascii: ":")
-        put(parts.tm_sec, 2, at: 17); text[19] = UInt8(ascii: ".")
-        put(Int32(spec.tv_nsec / 1_000_000), 3, at: 20); text[23] = UInt8(ascii: "Z")
-        return String(decoding: text, as: UTF8.self)
+        put(parts.tm_year + 1900, 4); out.append(UInt8(ascii: "-"))
+        put(parts.tm_mon + 1, 2); out.append(UInt8(ascii: "-"))
+        put(parts.tm_mday, 2); out.append(UInt8(ascii: "T"))
+        put(parts.tm_hour, 2); out.append(UInt8(ascii: ":"))
+        put(parts.tm_min, 2); out.append(UInt8(ascii: ":"))
+        put(parts.tm_sec, 2); out.append(UInt8(ascii: "."))
+        put(Int32(spec.tv_nsec / 1_000_000), 3); out.append(UInt8(ascii: "Z"))
     }
 }

@@ -1,4 +1,7 @@
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 @testable import LedgerHTTP
 
 @Suite("Router")
@@ -304,6 +307,32 @@ struct ObservabilityTests {
         #expect(!line.contains("\n"))
         let now = Logger.now()
         #expect(now.count == 24 && now.hasSuffix("Z"))
+    }
+
+    @Test("a logger on a buffered writer writes the same lines as bytes, routine ones batched and warnings at once, in order")
+    func bufferedLogLines() throws {
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        let writer = BufferedLineWriter(fd: fds[1], flushInterval: 60)
+        let logger = Logger(minimumLevel: .info, baseFields: [("component", "http")], writer: writer)
+        logger.debug("hidden")
+        logger.info("request", [("status", 201), ("route", "orders.get"), ("path", "/v1/orders/A\"1"),
+                                ("duration_ms", 1.5), ("ok", true), ("negative", -42)])
+        logger.warning("slow", [("status", 503)])   // written at once, after the line before it
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = read(fds[0], &buffer, buffer.count)
+        writer.close()
+        close(fds[0]); close(fds[1])
+        let lines = String(decoding: buffer[..<max(0, count)], as: UTF8.self).split(separator: "\n").map(String.init)
+        #expect(lines.count == 2, "\(lines)")
+        let time = String(try #require(lines.first).dropFirst(9).prefix(24))
+        #expect(time.count == 24 && time.hasSuffix("Z"))
+        #expect(lines.first == Logger.line(level: .info, message: "request",
+                                           fields: [("component", "http"), ("status", 201), ("route", "orders.get"),
+                                                    ("path", "/v1/orders/A\"1"), ("duration_ms", 1.5), ("ok", true),
+                                                    ("negative", -42)], time: time))
+        #expect(lines.first?.contains(#""path":"/v1/orders/A\"1","duration_ms":1.5,"ok":true,"negative":-42}"#) == true)
+        #expect(lines.last?.contains(#""level":"warning","message":"slow","component":"http","status":503}"#) == true)
     }
 
     @Test("the instrumentation observer records metrics and logs without the query")
