@@ -10,13 +10,17 @@ struct Principal: Sendable {
 }
 
 /// Checks bearer tokens against their stored hashes. Lookups are cached for a
-/// few seconds (by hash, never by token) so reads don't cost an extra query;
-/// a revocation therefore takes effect within `cacheSeconds`.
+/// few seconds (by hash, never by token) so reads don't cost an extra query.
+/// `forgetAll` empties the cache: the `TokenChangeListener` calls it when a token
+/// changes anywhere, so a revocation takes effect at once while it listens, and
+/// within `cacheSeconds` when it cannot.
 final class Authenticator: Sendable {
     private let pool: ConnectionPool
     private let issuer = TokenIssuer()
     private let cacheSeconds: Int64
-    private let cache = Mutex<[String: (TokenRecord, Timestamp)]>([:])
+    /// Cached lookups, and the generation they belong to: a lookup that started
+    /// before a `forgetAll` must not put what it read back into the cache.
+    private let cache = Mutex<(entries: [String: (TokenRecord, Timestamp)], generation: UInt64)>(([:], 0))
 
     init(pool: ConnectionPool, cacheSeconds: Int64 = 5) {
         self.pool = pool
@@ -31,9 +35,11 @@ final class Authenticator: Sendable {
         }
         let token = String(header.dropFirst(7)).trimmingWhitespace
         let key = Hex.encode(TokenIssuer.hash(token))
-        let cached = cache.withLock { c -> TokenRecord? in
-            guard let (record, fetched) = c[key], now.microseconds - fetched.microseconds < cacheSeconds * 1_000_000 else { return nil }
-            return record
+        let (cached, generation) = cache.withLock { c -> (TokenRecord?, UInt64) in
+            guard let (record, fetched) = c.entries[key], now.microseconds - fetched.microseconds < cacheSeconds * 1_000_000 else {
+                return (nil, c.generation)
+            }
+            return (record, c.generation)
         }
         let record: TokenRecord
         if let cached {
@@ -44,14 +50,23 @@ final class Authenticator: Sendable {
             }
             record = found
             cache.withLock { c in
-                if c.count > 10_000 { c.removeAll() }
-                c[key] = (found, now)
+                guard c.generation == generation else { return }   // a change arrived meanwhile
+                if c.entries.count > 10_000 { c.entries.removeAll() }
+                c.entries[key] = (found, now)
             }
         }
         guard record.isValid(at: now), let role = Role(rawValue: record.role) else {
             throw ServiceError.unauthenticated("the token is unknown, expired or revoked")
         }
         return Principal(name: record.name, role: role, scope: record.orderNo)
+    }
+
+    /// Forgets every cached lookup (a token was created, revoked or deleted somewhere).
+    func forgetAll() {
+        cache.withLock { c in
+            c.entries.removeAll()
+            c.generation &+= 1
+        }
     }
 }
 

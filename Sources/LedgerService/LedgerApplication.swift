@@ -16,6 +16,8 @@ public final class LedgerApplication: Sendable {
     let documents: DocumentBatcher
     let server: HTTPServer
     let logger: Logger
+    /// Empties the token cache when a token changes (a revocation takes effect at once).
+    let tokenChanges: TokenChangeListener
 
     public init(configuration: LedgerConfiguration, http: HTTPServerConfiguration, logger: Logger,
                 migrator: Migrator? = nil, poolSize: Int = 16) {
@@ -38,9 +40,12 @@ public final class LedgerApplication: Sendable {
         let metrics = ServiceMetrics(registry: registry, committer: committer, pool: pool, readPool: readPool)
         let documents = DocumentBatcher(pool: readPool)
         let router = Routes.router
+        let authenticator = Authenticator(pool: pool)
+        self.tokenChanges = TokenChangeListener(connectionString: database.connectionString,
+                                                authenticator: authenticator, logger: logger)
         let handler = APIHandler(
             router: router,
-            authenticator: Authenticator(pool: pool),
+            authenticator: authenticator,
             ingestion: Ingestion(configuration: configuration, pool: pool, committer: committer,
                                  quarantine: Quarantine(pool: pool, rejected: metrics.rejectedDeliveries, logger: logger,
                                                         budget: QuarantineBudget(maxBytes: configuration.quarantineMaxBytes,
@@ -69,7 +74,14 @@ public final class LedgerApplication: Sendable {
 
     @discardableResult
     public func start() throws -> Int {
-        let port = try server.start()
+        tokenChanges.start()
+        let port: Int
+        do {
+            port = try server.start()
+        } catch {
+            tokenChanges.stop()
+            throw error
+        }
         logger.info("ledger serving", [("port", .int(port))])
         return port
     }
@@ -78,6 +90,7 @@ public final class LedgerApplication: Sendable {
 
     public func stop() {
         server.stop()
+        tokenChanges.stop()
         documents.stop()
         committer.shutdown()
         pool.close()

@@ -77,20 +77,6 @@ final class RoleMatrixTests {
         }
     }
 
-    @Test("a token revoked after use stops working once the 5 s lookup cache lapses")
-    func revocationAfterUse() async throws {
-        let (name, token) = try ledger.namedToken(.support)
-        #expect(try ledger.order(Self.order, token: token).status == 200)
-        try ledger.revoke(name)
-        try await Task.sleep(nanoseconds: 4_500_000_000)   // most of the cache window, without holding a thread
-        var last: Reply?
-        let refused = await eventually(within: 4, every: 0.25) {
-            last = try ledger.order(Self.order, token: token)
-            return last?.status == 401
-        }
-        #expect(refused, "a revoked token still works after 8 s: \(last.map(String.init(describing:)) ?? "-")")
-    }
-
     @Test("the four operations endpoints need no token")
     func operationsArePublic() throws {
         for path in ["/healthz", "/readyz", "/metrics", "/openapi.json"] {
