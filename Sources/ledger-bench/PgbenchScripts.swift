@@ -57,7 +57,7 @@ enum PgbenchScripts {
                    1, i, \(state)
               FROM generate_series(1, \(orders)) AS i;
             CREATE INDEX ON bench_orders (updated_at, merchant_order_no);
-            CREATE INDEX ON bench_orders (tx_hash);
+            CREATE INDEX ON bench_orders USING hash (tx_hash);   -- as 026
             ALTER TABLE bench_orders ALTER COLUMN state SET STATISTICS 0;
             VACUUM ANALYZE bench_orders;
 

@@ -374,7 +374,7 @@ final class RouteTests {
     @Test("list filters narrow the orders; a cursor the ledger did not issue, a bad limit or an unknown filter is 400")
     func listFilters() throws {
         for no in ["F-1", "F-2", "F-3"] { _ = try ledger.register(no) }
-        #expect(try ledger.sendWeb3(LedgerFixture.web3Body("F-2", status: 3)).status == 200)
+        #expect(try ledger.sendWeb3(LedgerFixture.web3Body("F-2", status: 3, extra: #","txHash":"0xf2f2""#)).status == 200)
         func numbers(_ query: String) throws -> [String] {
             let reply = try ledger.client.get("/v1/orders?" + query, token: ledger.auditor)
             #expect(reply.status == 200, "\(query) → \(reply)")
@@ -385,6 +385,8 @@ final class RouteTests {
         #expect(try numbers("paid=false") == ["F-1", "F-3"])
         #expect(try numbers("q=GW-F-2") == ["F-2"], "q matches the provider order id exactly")
         #expect(try numbers("q=F-3") == ["F-3"])
+        #expect(try numbers("q=0xf2f2") == ["F-2"], "q matches the tx hash exactly")
+        #expect(try numbers("q=0xf2f") == [], "q is an exact match, not a prefix")
         #expect(try numbers("provider=web3") == ["F-1", "F-2", "F-3"])
         #expect(try numbers("provider=banxa") == [])
         #expect(try numbers("updatedFrom=2000-01-01T00:00:00Z&updatedTo=2000-01-02T00:00:00Z") == [])
@@ -393,6 +395,24 @@ final class RouteTests {
                     "updatedFrom=soon"] {
             let reply = try ledger.client.get("/v1/orders?" + bad, token: ledger.support)
             #expect(reply.status == 400 && reply.isProblem, "\(bad) → \(reply)")
+        }
+    }
+
+    @Test("q is answered from an index on each of its four columns, never by reading every order (Migrations 009, 026)")
+    func searchUsesIndexes() throws {
+        let c = try PostgresConnection(connectionString: ledger.databaseURL)
+        defer { c.close() }
+        try c.query("SET enable_seqscan = off")   // a table this small would be read whole by choice
+        let plan = try c.query("""
+            EXPLAIN SELECT merchant_order_no FROM ledger.orders
+             WHERE merchant_order_no = $1 OR provider_order_id = $1 OR tx_hash = $1 OR external_customer_id = $1
+            """, [.text("0xf2f2")])
+        let text = try (0..<plan.count).map { try plan.string($0, "QUERY PLAN") }.joined(separator: "\n")
+        #expect(!text.contains("Seq Scan"), "\(text)")
+        // (merchant_order_no is the primary key; on a table this small the planner may read it
+        // from another index that holds it, which is no scan of the table either.)
+        for index in ["orders_provider_order_id", "orders_tx_hash", "orders_external_customer_id"] {
+            #expect(text.contains(index), "\(index) unused:\n\(text)")
         }
     }
 
