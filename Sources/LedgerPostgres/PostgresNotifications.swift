@@ -4,11 +4,12 @@ import Foundation
 /// LISTEN/NOTIFY on one connection: PostgreSQL delivers a notification to every
 /// listening session when the transaction that sent it commits.
 extension PostgresConnection {
-    /// Subscribes this session to `channel` (an identifier: letters, digits and `_`).
+    /// Subscribes this session to `channel`: lowercase letters, digits and `_` (PostgreSQL
+    /// folds an unquoted name to lowercase, and `pg_notify` takes it as written).
     public func listen(_ channel: String) throws {
         guard !channel.isEmpty, channel.utf8.allSatisfy({ $0 == UInt8(ascii: "_") || ($0 >= 48 && $0 <= 57)
-                || ($0 >= 65 && $0 <= 90) || ($0 >= 97 && $0 <= 122) }) else {
-            throw PostgresError.unexpectedResult("not a channel name: \(channel)")
+                || ($0 >= 97 && $0 <= 122) }) else {
+            throw PostgresError.unexpectedResult("not a channel name (lowercase letters, digits and _): \(channel)")
         }
         try query("LISTEN " + channel)
     }
@@ -20,7 +21,8 @@ extension PostgresConnection {
         var channels = Self.drainNotifications(conn)
         if !channels.isEmpty { return channels }
         var descriptor = pollfd(fd: PQsocket(conn), events: Int16(POLLIN), revents: 0)
-        let ready = poll(&descriptor, 1, Int32((max(0, min(timeoutSeconds, 60)) * 1000).rounded()))
+        let seconds = timeoutSeconds.isFinite ? max(0, min(timeoutSeconds, 60)) : 60
+        let ready = poll(&descriptor, 1, Int32((seconds * 1000).rounded()))
         if ready < 0 && errno != EINTR {
             throw PostgresError.connectionLost("poll on the listening connection failed: errno \(errno)")
         }

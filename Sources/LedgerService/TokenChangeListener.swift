@@ -36,6 +36,7 @@ final class TokenChangeListener: Sendable {
     /// Starts listening on a thread of its own, and waits up to `readyWithin` seconds for
     /// the first LISTEN: a service started with its database up hears every change from
     /// its first request on. (Started with the database down, it listens once it can.)
+    /// A listener starts once: after `stop` it stays stopped, as the service does.
     func start(readyWithin seconds: Double = 2) {
         guard !started.exchange(true, ordering: .acquiringAndReleasing) else { return }
         let thread = Thread { [self] in
