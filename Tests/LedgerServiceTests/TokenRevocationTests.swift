@@ -38,6 +38,30 @@ final class TokenRevocationTests {
         #expect(seconds != nil, "a revoked token still works a second later")
     }
 
+    @Test("without a listener (its connection down), a revoked token's cached lookup lapses after cacheSeconds, and a forgetAll drops it at once")
+    func cachedLookupsLapseOrAreForgotten() throws {
+        let pool = ConnectionPool(configuration: DatabaseConfiguration(connectionString: ledger.databaseURL, poolSize: 1))
+        defer { pool.close() }
+        let authenticator = Authenticator(pool: pool, cacheSeconds: 1)   // no listener forgets for it
+        func accepted(_ token: String) -> Bool {
+            (try? authenticator.principal(authorization: "Bearer " + token, now: .now())) != nil
+        }
+        let (first, firstToken) = try ledger.namedToken(.support)
+        #expect(accepted(firstToken))
+        try ledger.revoke(first)
+        #expect(accepted(firstToken), "the cached lookup answers until it lapses")
+        let lapsed = Date()
+        #expect(eventually(within: 3, every: 0.05) { !accepted(firstToken) }, "a revoked token outlived the cache")
+        #expect(Date().timeIntervalSince(lapsed) < 2)
+
+        let (second, secondToken) = try ledger.namedToken(.auditor)
+        #expect(accepted(secondToken))
+        try ledger.revoke(second)
+        #expect(accepted(secondToken))
+        authenticator.forgetAll()
+        #expect(!accepted(secondToken), "forgetAll must drop the cached lookup")
+    }
+
     @Test("when its listening connection is killed the service listens again, and revocations are again heard at once")
     func listenerReconnects() throws {
         #expect(ledger.app.tokenChanges.isListening)
