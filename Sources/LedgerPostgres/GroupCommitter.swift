@@ -6,7 +6,8 @@ import Synchronization
 /// appended: keeping read models in the same commit as their events makes a
 /// write visible to the very next read.
 public protocol BatchProjector: Sendable {
-    typealias Item = (event: NewEvent, attachment: (any Sendable)?, outcome: AppendOutcome)
+    /// `prepared.event` is the event as submitted.
+    typealias Item = (prepared: PreparedEvent, attachment: (any Sendable)?, outcome: AppendOutcome)
 
     /// Work that needs no database, done while PostgreSQL stores the batch's events
     /// (so it costs the single writer no time); its result goes to `project`. Called
@@ -45,7 +46,6 @@ public final class GroupCommitter: @unchecked Sendable {
     public typealias Completion = @Sendable (Result<[AppendOutcome], Error>) -> Void
 
     private struct Request: Sendable {
-        let events: [NewEvent]
         /// The events, prepared by the submitting thread, not the writer.
         let prepared: [PreparedEvent]
         let attachments: [(any Sendable)?]
@@ -111,7 +111,7 @@ public final class GroupCommitter: @unchecked Sendable {
     /// Queues `events`; `completion` runs after commit, on the committer's
     /// answering queue (serial, in commit order): keep it short.
     public func submit(_ events: [NewEvent], attachments: [(any Sendable)?]? = nil, completion: @escaping Completion) {
-        let request = Request(events: events, prepared: events.map(PreparedEvent.init),
+        let request = Request(prepared: events.map(PreparedEvent.init),
                               attachments: attachments ?? Array(repeating: nil, count: events.count), completion: completion)
         condition.lock()
         if stopping {
@@ -192,8 +192,8 @@ public final class GroupCommitter: @unchecked Sendable {
             // taken in one move rather than one removeFirst (a shift of the rest) a request.
             var taken = 0
             var count = 0
-            while taken < queue.count, taken == 0 || count + queue[taken].events.count <= maxBatch {
-                count += queue[taken].events.count
+            while taken < queue.count, taken == 0 || count + queue[taken].prepared.count <= maxBatch {
+                count += queue[taken].prepared.count
                 taken += 1
             }
             let batch = Array(queue[..<taken])
@@ -231,8 +231,8 @@ public final class GroupCommitter: @unchecked Sendable {
             answers.async {
                 var offset = 0
                 for request in batch {
-                    let slice = Array(outcomes[offset..<(offset + request.events.count)])
-                    offset += request.events.count
+                    let slice = Array(outcomes[offset..<(offset + request.prepared.count)])
+                    offset += request.prepared.count
                     request.completion(.success(slice))
                 }
             }
@@ -245,7 +245,7 @@ public final class GroupCommitter: @unchecked Sendable {
     /// Appends and projects `batch` in one transaction, committed or rolled back; on a
     /// rollback, also whether the projector asks for one more attempt.
     private func attempt(_ batch: [Request]) -> (Result<[AppendOutcome], Error>, PhaseTiming, Bool) {
-        let events = batch.flatMap(\.events)
+        let events = batch.flatMap(\.prepared)
         let start = DispatchTime.now().uptimeNanoseconds
         var appended = start, projected = start
         do {
@@ -256,7 +256,7 @@ public final class GroupCommitter: @unchecked Sendable {
             let outcomes = try pool.transaction { connection in
                 var prepared: (any Sendable)?
                 let outcomes = try store.append(
-                    prepared: batch.flatMap(\.prepared), on: connection, cache: streamVersions,
+                    prepared: events, on: connection, cache: streamVersions,
                     whileStoring: projector.map { projector in { outcomes in prepared = try projector.prepare(items(outcomes)) } })
                 appended = DispatchTime.now().uptimeNanoseconds
                 if let projector {

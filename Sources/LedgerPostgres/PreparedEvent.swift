@@ -7,7 +7,11 @@ import LedgerCore
 /// exactly as jsonb prints them (JSONBText), an event id drawn, and the bytes of
 /// its hashed content (ledger.event_content) and of its COPY row around the
 /// fields the writer fills in (position, stream version, recorded time, hash).
-public struct PreparedEvent: Sendable {
+///
+/// A class: the writer hands a batch of these around several times (classify,
+/// hash and copy, project), and one reference is cheaper to copy than the
+/// event's five strings and its bytes.
+public final class PreparedEvent: Sendable {
     public let event: NewEvent
     /// Nil when the payload or metadata is not JSON this side can render: a batch
     /// with such an item goes through ledger.append_events, whose error says why.

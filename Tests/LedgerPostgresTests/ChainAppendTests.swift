@@ -187,6 +187,6 @@ struct FailOnceProjector: BatchProjector {
     struct Refused: Error {}
     func project(_ appended: [Item], prepared: (any Sendable)?,
                  on connection: PostgresConnection) throws {
-        if appended.contains(where: { $0.event.idempotencyKey == "fail" }) { throw Refused() }
+        if appended.contains(where: { $0.prepared.event.idempotencyKey == "fail" }) { throw Refused() }
     }
 }

@@ -11,8 +11,8 @@ import Testing
 struct GateAndPoisonProjector: BatchProjector {
     func project(_ appended: [Item], prepared: (any Sendable)?,
                  on connection: PostgresConnection) throws {
-        if appended.contains(where: { $0.event.stream == "order-GATE" }) { Thread.sleep(forTimeInterval: 0.4) }
-        if appended.contains(where: { $0.event.stream == "order-POISON" }) {
+        if appended.contains(where: { $0.prepared.event.stream == "order-GATE" }) { Thread.sleep(forTimeInterval: 0.4) }
+        if appended.contains(where: { $0.prepared.event.stream == "order-POISON" }) {
             throw PostgresError.server(sqlState: "54000", message: "index row size exceeds btree maximum", detail: nil)
         }
     }

@@ -114,7 +114,7 @@ struct OrderProjection: BatchProjector {
             // The submitter attaches the parsed event; parse the payload only when it did not.
             let recorded = try (attachment as? LedgerEvent).map {
                 RecordedEvent(event: $0, position: receipt.position, recordedAt: receipt.recordedAt)
-            } ?? EventMapping.recorded(new, receipt)
+            } ?? EventMapping.recorded(new.event, receipt)
             if let no = recorded.event.merchantOrderNo {
                 if let i = indexByOrder[no.value] {
                     plan.orderEvents[i].1.append(recorded)
