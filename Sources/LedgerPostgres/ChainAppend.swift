@@ -22,20 +22,41 @@ struct ChainAppend {
     /// they are known, while PostgreSQL is still storing the new events: the caller's
     /// pure work on them (a projection's rendering) then costs the writer no time.
     /// It is not called when nothing new is stored.
+    ///
+    /// `hints`: when given and the batch may be optimistic (`ProbeHints`), keys and
+    /// streams the writer never sent are not probed: taken for new, and at version 0.
+    /// Should one exist after all, the COPY's unique violation comes out as
+    /// `ProbeHintMiss` (the transaction must then be rolled back and the batch tried again).
     static func append(_ items: [PreparedEvent], on connection: PostgresConnection,
-                       cache: StreamVersionCache? = nil,
+                       cache: StreamVersionCache? = nil, hints: ProbeHints? = nil,
                        whileStoring: (([AppendOutcome]) throws -> Void)? = nil) throws -> [AppendOutcome] {
         var keys = [String]()
         var probed = [String]()        // streams whose version must be asked for
         var cached: [String: Int] = [:] // streams whose version the writer knows, if the head agrees
+        var assumedNew: [String: Int] = [:]  // streams taken to be at version 0 without a probe
+        var skippedKeys = false
         var seenKeys = Set<String>()
         var seenStreams = Set<String>()
+        let optimistic = hints?.beginBatch() ?? false
+        // A stream an item names with an expected version is always probed: that check needs the truth.
+        let checked = optimistic ? Set(items.lazy.filter { $0.event.expectedVersion != nil }.map(\.event.stream)) : []
         for item in items {
-            if seenKeys.insert(item.event.idempotencyKey).inserted { keys.append(item.event.idempotencyKey) }
-            if seenStreams.insert(item.event.stream).inserted {
-                if let known = cache?.version(of: item.event.stream) { cached[item.event.stream] = known } else { probed.append(item.event.stream) }
+            let key = item.event.idempotencyKey, stream = item.event.stream
+            if seenKeys.insert(key).inserted {
+                if optimistic, let hints, !hints.mayExist(key: key) { skippedKeys = true } else { keys.append(key) }
+            }
+            if seenStreams.insert(stream).inserted {
+                if let known = cache?.version(of: stream) {
+                    cached[stream] = known
+                } else if optimistic, let hints, !hints.mayExist(stream: stream), !checked.contains(stream) {
+                    assumedNew[stream] = 0
+                } else {
+                    probed.append(stream)
+                }
             }
         }
+        for item in items { hints?.remember(key: item.event.idempotencyKey, stream: item.event.stream) }
+        let mayMiss = skippedKeys || !assumedNew.isEmpty
         let cachedHead = cache?.committedHead
         // The arrays travel in binary (`BinaryArray`): PostgreSQL does not parse a text[] literal.
         let answer = cache == nil
@@ -49,7 +70,7 @@ struct ChainAppend {
         var headHash = ChainHash.genesis
         var recordedMicros: Int64?
         var stored: [String: Stored] = [:]
-        var versions: [String: Int] = [:]
+        var versions: [String: Int] = assumedNew
         for row in 0..<answer.count {
             switch try answer.string(row, "kind") {
             case "head":
@@ -141,40 +162,46 @@ struct ChainAppend {
         if !fresh.isEmpty {
             var hashInput = [UInt8]()
             hashInput.reserveCapacity(4096)
-            let copied = try connection.copyIn("""
-                COPY ledger.events (position, event_id, stream, stream_version, type, source, payload, raw,
-                                    metadata, idempotency_key, recorded_at, observed_at, hash)
-                FROM STDIN (FORMAT binary)
-                """) { send in
-                var chunk = CopyBinary.header()
-                chunk.reserveCapacity(Self.chunkBytes + 4096)
-                for (index, plan) in plans.enumerated() {
-                    guard case .new(let position, let version) = plan, let parts = items[index].chain else { continue }
-                    hashInput.removeAll(keepingCapacity: true)
-                    hashInput.append(contentsOf: headHash)
-                    BinaryField.appendInt64(&hashInput, position)
-                    hashInput.append(contentsOf: parts.contentHead)
-                    BinaryField.appendInt32(&hashInput, Int32(truncatingIfNeeded: version))
-                    hashInput.append(contentsOf: parts.contentBody)
-                    BinaryField.appendInt64(&hashInput, recordedMicros)
-                    BinaryField.appendInt64(&hashInput, parts.observedMicros)
-                    let hash = Crypto.sha256(hashInput)
-                    hashes[index] = hash
-                    headHash = hash
-                    CopyBinary.appendRow(&chunk, position: position, parts: parts, version: version,
-                                         recordedMicros: recordedMicros, hash: hash)
-                    if chunk.count >= Self.chunkBytes {
-                        try send(chunk)
-                        chunk.removeAll(keepingCapacity: true)
+            let copied: Int
+            do {
+                copied = try connection.copyIn("""
+                    COPY ledger.events (position, event_id, stream, stream_version, type, source, payload, raw,
+                                        metadata, idempotency_key, recorded_at, observed_at, hash)
+                    FROM STDIN (FORMAT binary)
+                    """) { send in
+                    var chunk = CopyBinary.header()
+                    chunk.reserveCapacity(Self.chunkBytes + 4096)
+                    for (index, plan) in plans.enumerated() {
+                        guard case .new(let position, let version) = plan, let parts = items[index].chain else { continue }
+                        hashInput.removeAll(keepingCapacity: true)
+                        hashInput.append(contentsOf: headHash)
+                        BinaryField.appendInt64(&hashInput, position)
+                        hashInput.append(contentsOf: parts.contentHead)
+                        BinaryField.appendInt32(&hashInput, Int32(truncatingIfNeeded: version))
+                        hashInput.append(contentsOf: parts.contentBody)
+                        BinaryField.appendInt64(&hashInput, recordedMicros)
+                        BinaryField.appendInt64(&hashInput, parts.observedMicros)
+                        let hash = Crypto.sha256(hashInput)
+                        hashes[index] = hash
+                        headHash = hash
+                        CopyBinary.appendRow(&chunk, position: position, parts: parts, version: version,
+                                             recordedMicros: recordedMicros, hash: hash)
+                        if chunk.count >= Self.chunkBytes {
+                            try send(chunk)
+                            chunk.removeAll(keepingCapacity: true)
+                        }
                     }
+                    CopyBinary.appendTrailer(&chunk)
+                    try send(chunk)
+                } afterSending: {
+                    guard let whileStoring else { return }
+                    let known = currentOutcomes()
+                    early = known
+                    try whileStoring(known)
                 }
-                CopyBinary.appendTrailer(&chunk)
-                try send(chunk)
-            } afterSending: {
-                guard let whileStoring else { return }
-                let known = currentOutcomes()
-                early = known
-                try whileStoring(known)
+            } catch let error as PostgresError where mayMiss && error.sqlState == "23505" {
+                hints?.missed()
+                throw ProbeHintMiss(cause: error)
             }
             guard copied == fresh.count else {
                 throw PostgresError.unexpectedResult("COPY stored \(copied) events of \(fresh.count)")

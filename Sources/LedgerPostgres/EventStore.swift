@@ -19,13 +19,16 @@ public struct EventStore: Sendable {
     /// `cache`: the single writer's knowledge of stream versions as of its last
     /// commit (the caller commits or invalidates it after the transaction).
     ///
+    /// `hints`: the single writer's memory of the keys and streams it sent, to skip
+    /// probes for the rest (`ProbeHints`); the append may then throw `ProbeHintMiss`.
+    ///
     /// `whileStoring`: see `ChainAppend.append`; never called on the SQL path.
     public func append(prepared items: [PreparedEvent], on connection: PostgresConnection,
-                       cache: StreamVersionCache? = nil,
+                       cache: StreamVersionCache? = nil, hints: ProbeHints? = nil,
                        whileStoring: (([AppendOutcome]) throws -> Void)? = nil) throws -> [AppendOutcome] {
         if items.isEmpty { return [] }
         if items.allSatisfy({ $0.chain != nil }) {
-            return try ChainAppend.append(items, on: connection, cache: cache, whileStoring: whileStoring)
+            return try ChainAppend.append(items, on: connection, cache: cache, hints: hints, whileStoring: whileStoring)
         }
         cache?.invalidate()
         return try append(encoded: items.map { Self.itemJSON($0.event) }, on: connection)

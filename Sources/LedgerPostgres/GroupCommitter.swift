@@ -56,6 +56,8 @@ public final class GroupCommitter: @unchecked Sendable {
     private let store = EventStore()
     /// Stream versions as of the writer's last commit (writer thread only).
     private let streamVersions = StreamVersionCache()
+    /// The keys and streams the writer has sent, to skip most probes (writer thread only).
+    private let probeHints = ProbeHints()
     private let projector: BatchProjector?
     private let maxBatch: Int
     /// Beyond this many events waiting, new submissions are refused at once (503 upstream):
@@ -82,8 +84,11 @@ public final class GroupCommitter: @unchecked Sendable {
         public var appended: Int64 = 0
         public var duplicates: Int64 = 0
         public var failedBatches: Int64 = 0
-        /// Batches tried a second time in full because the projector asked (`rolledBack`).
+        /// Batches tried a second time in full because the projector asked (`rolledBack`),
+        /// or because a key or stream taken for new existed (`probeHintMisses`).
         public var retriedBatches: Int64 = 0
+        /// Batches whose key or stream, taken for new without a probe, did exist (`ProbeHints`).
+        public var probeHintMisses: Int64 = 0
         /// Writer time, in nanoseconds, of committed batches: BEGIN and the append,
         /// the projector, and COMMIT (with its fsync). Their sum against the wall
         /// clock tells how busy the single writer is.
@@ -206,6 +211,9 @@ public final class GroupCommitter: @unchecked Sendable {
 
     private func commit(_ batch: [Request]) {
         var (result, timing, retry) = attempt(batch)
+        if case .failure(let error) = result, error is ProbeHintMiss {
+            statisticsLock.withLock { statistics.probeHintMisses += 1 }
+        }
         if retry, case .failure = result {
             statisticsLock.withLock { statistics.retriedBatches += 1 }
             (result, timing, retry) = attempt(batch)
@@ -256,7 +264,7 @@ public final class GroupCommitter: @unchecked Sendable {
             let outcomes = try pool.transaction { connection in
                 var prepared: (any Sendable)?
                 let outcomes = try store.append(
-                    prepared: events, on: connection, cache: streamVersions,
+                    prepared: events, on: connection, cache: streamVersions, hints: probeHints,
                     whileStoring: projector.map { projector in { outcomes in prepared = try projector.prepare(items(outcomes)) } })
                 appended = DispatchTime.now().uptimeNanoseconds
                 if let projector {
@@ -272,8 +280,8 @@ public final class GroupCommitter: @unchecked Sendable {
                     false)
         } catch {
             streamVersions.invalidate()   // rolled back, or its outcome unknown
-            let retry = projector?.rolledBack() ?? false
-            return (.failure(error), PhaseTiming(), retry)
+            let projectorAsks = projector?.rolledBack() ?? false
+            return (.failure(error), PhaseTiming(), projectorAsks || error is ProbeHintMiss)
         }
     }
 

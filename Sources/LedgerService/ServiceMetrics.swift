@@ -27,7 +27,9 @@ struct ServiceMetrics: Sendable {
         let batches = registry.counter("ledger_group_commit_batches_total", help: "Group-commit transactions committed")
         let failed = registry.counter("ledger_group_commit_failures_total", help: "Group-commit transactions that failed")
         let retried = registry.counter("ledger_group_commit_retries_total",
-                                       help: "Group commits tried again in full with upserts: a new order's row already existed without events")
+                                       help: "Group commits tried again in full: a new order's row already existed without events (retried with upserts), or a key or stream taken for new existed (retried with every probe)")
+        let probeMisses = registry.counter("ledger_group_commit_probe_misses_total",
+                                           help: "Group commits whose idempotency key or stream, taken for new without a probe, already existed (rolled back and retried with every key and stream probed)")
         let writerSeconds = registry.counter("ledger_group_commit_seconds_total",
                                              help: "Writer time of committed group commits, by phase: append (with BEGIN), project (read models), commit (with its fsync)",
                                              labels: ["phase"])
@@ -48,6 +50,7 @@ struct ServiceMetrics: Sendable {
             batches.increment(by: Double(now.batches - before.batches))
             failed.increment(by: Double(now.failedBatches - before.failedBatches))
             retried.increment(by: Double(now.retriedBatches - before.retriedBatches))
+            probeMisses.increment(by: Double(now.probeHintMisses - before.probeHintMisses))
             writerSeconds.increment(by: Double(now.appendNanos - before.appendNanos) / 1e9, "append")
             writerSeconds.increment(by: Double(now.projectNanos - before.projectNanos) / 1e9, "project")
             writerSeconds.increment(by: Double(now.commitNanos - before.commitNanos) / 1e9, "commit")

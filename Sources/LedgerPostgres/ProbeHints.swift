@@ -1,0 +1,97 @@
+/// What lets the single writer skip most of `ledger.append_prepare`'s probes: a
+/// new idempotency key and a new stream each cost PostgreSQL an index probe
+/// (about 3 and 2.4 µs) on the writer's serial path, and almost every key a
+/// webhook brings, and every stream an order's first webhook starts, is new.
+///
+/// The writer remembers (in Bloom filters) the keys and streams it has sent.
+/// A key it never sent is taken to be new without a probe, and a stream it never
+/// sent to be at version 0. The unique constraints on `idempotency_key` and
+/// `(stream, stream_version)` keep that safe: if such a key or stream did exist
+/// (appended before this process started, or by another writer), the COPY fails
+/// with a unique violation, the transaction rolls back whole, and the batch is
+/// tried again with every key and stream probed (`ProbeHintMiss`). After a miss
+/// the writer probes everything for a while (`cooldown`), longer after each miss
+/// that follows soon after the last, so traffic that keeps missing (a restart
+/// under redeliveries of old events) costs a failed batch only now and then.
+///
+/// A filter's false "maybe" costs only a probe, so a filter that fills up makes
+/// the writer probe more, never answer wrongly. Keys rotate through two filters
+/// (the current and the previous `keysPerGeneration`); streams are never
+/// forgotten, since forgetting one would turn its next event into a miss.
+///
+/// @unchecked Sendable: used by one writer thread at a time (the
+/// GroupCommitter's), never concurrently.
+public final class ProbeHints: @unchecked Sendable {
+    private var keys: BloomFilter
+    private var previousKeys: BloomFilter?
+    private var streams: BloomFilter
+    private let keysPerGeneration: Int
+    private let keyBits: Int
+    /// Batches still to probe everything before the next optimistic one.
+    private var cooldown = 0
+    private var nextCooldown = ProbeHints.shortestCooldown
+    private var batchesSinceMiss = Int.max
+
+    static let shortestCooldown = 64
+    static let longestCooldown = 4096
+
+    /// - Parameters:
+    ///   - keysPerGeneration: keys remembered in one filter before it becomes the previous one.
+    ///   - streamBits: size of the streams' filter (2 MiB by default: about 2% false
+    ///     "maybe" at two million streams, more beyond).
+    public init(keysPerGeneration: Int = 1 << 20, streamBits: Int = 1 << 24) {
+        self.keysPerGeneration = max(1, keysPerGeneration)
+        keyBits = self.keysPerGeneration * 8
+        keys = BloomFilter(bits: keyBits)
+        streams = BloomFilter(bits: streamBits)
+    }
+
+    /// Whether the next batch may skip probes; counts the batch against the cooldown.
+    func beginBatch() -> Bool {
+        if batchesSinceMiss < Int.max { batchesSinceMiss += 1 }
+        if cooldown > 0 {
+            cooldown -= 1
+            return false
+        }
+        return true
+    }
+
+    /// Whether `key` may already be stored: false only for a key this writer never sent.
+    func mayExist(key: String) -> Bool {
+        keys.mayContain(key) || (previousKeys?.mayContain(key) ?? false)
+    }
+
+    /// Whether `stream` may already hold events: false only for a stream this writer never sent to.
+    func mayExist(stream: String) -> Bool {
+        streams.mayContain(stream)
+    }
+
+    /// The batch about to be sent holds these: from now on they may exist.
+    func remember(key: String, stream: String) {
+        if keys.insertions >= keysPerGeneration {
+            previousKeys = keys
+            keys = BloomFilter(bits: keyBits)
+        }
+        keys.insert(key)
+        streams.insert(stream)
+    }
+
+    /// An optimistic batch met a key or stream that did exist: probe everything for a
+    /// while, twice as long as last time if the last miss was recent.
+    func missed() {
+        nextCooldown = batchesSinceMiss <= 2 * nextCooldown
+            ? min(2 * nextCooldown, Self.longestCooldown) : Self.shortestCooldown
+        cooldown = nextCooldown
+        batchesSinceMiss = 0
+    }
+}
+
+/// An optimistic batch (see `ProbeHints`) met an idempotency key or stream that
+/// already existed: its transaction rolled back, and it is worth trying again at
+/// once with every key and stream probed.
+public struct ProbeHintMiss: Error, CustomStringConvertible {
+    public let cause: PostgresError
+    public var description: String {
+        "the writer took a key or stream for new and it was not (\(cause)); the batch is retried with every key and stream probed"
+    }
+}
