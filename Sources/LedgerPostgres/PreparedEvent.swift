@@ -109,7 +109,7 @@ public final class PreparedEvent: Sendable {
     /// grows at its right edge like the position's, instead of taking every
     /// insert at a random leaf of a large tree.
     static func timeOrderedUUID(now: Timestamp = .now()) -> [UInt8] {
-        var b = Crypto.randomBytes(16)
+        var b = RandomPool.shared.bytes(16)
         let millis = UInt64(max(0, now.microseconds / 1_000))
         for i in 0..<6 { b[i] = UInt8(truncatingIfNeeded: millis >> (8 * (5 - i))) }
         b[6] = (b[6] & 0x0f) | 0x70
