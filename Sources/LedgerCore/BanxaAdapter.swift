@@ -89,8 +89,8 @@ public enum BanxaWebhook {
 
     /// Maps a verified body to a status observation, or to an adjustment for `refunded`.
     public static func event(body: [UInt8], verification: WebhookVerification, receivedAt: Timestamp) throws(CoreError) -> LedgerEvent {
-        let (value, f) = try FieldReader.parseObject(body, what: "webhook body")
-        return try BanxaMapping.event(f, body: value, source: .webhook, observedAt: nil, receivedAt: receivedAt,
+        let (_, f) = try FieldReader.parseObject(body, what: "webhook body")
+        return try BanxaMapping.event(f, source: .webhook, observedAt: nil, receivedAt: receivedAt,
                                       idempotencyKey: { _ in WebhookAuth.bodyKey(provider, body) }, keyId: verification.keyId)
     }
 
@@ -105,8 +105,9 @@ public enum BanxaWebhook {
 }
 
 /// Banxa order fields (v2 webhook body, or an order the merchant fetched) to events.
+/// The events hold the mapped fields only: the provider's body itself is the event's raw bytes.
 enum BanxaMapping {
-    static func event(_ f: FieldReader, body: JSONValue, source: EventSource, observedAt given: Timestamp?,
+    static func event(_ f: FieldReader, source: EventSource, observedAt given: Timestamp?,
                       receivedAt: Timestamp, idempotencyKey keyFor: (Timestamp) -> String, keyId: String?,
                       orderNo: MerchantOrderNo? = nil) throws(CoreError) -> LedgerEvent {
         let no: MerchantOrderNo
@@ -121,7 +122,7 @@ enum BanxaMapping {
         let statusText = try f.string("status", maxLength: 64)
         guard let meaning = BanxaWebhook.meaning(of: statusText) else { throw .unknownBanxaStatus(statusText) }
         // status_date comes without a zone ("2024-01-31 12:48:36"): read as UTC. The raw
-        // string stays in the body. An unreadable date falls back to updated_at, then
+        // string stays in the raw body. An unreadable date falls back to updated_at, then
         // to the receipt time, rather than losing a signed delivery.
         var observedAt = receivedAt
         if let given {
@@ -144,17 +145,17 @@ enum BanxaMapping {
             return .observed(StatusObservation(
                 merchantOrderNo: no, provider: BanxaWebhook.provider, source: source, status: status,
                 // A crypto amount without its coin cannot be compared with anything: it
-                // stays in the body, but is not offered to the amount check.
+                // stays in the raw body, but is not offered to the amount check.
                 providerStatus: statusText, observedAt: observedAt, amount: coin == nil ? nil : cryptoAmount, asset: coin,
                 fiatAmount: fiatAmount, fiatCurrency: fiat, txHash: try f.optionalText("transaction_hash"),
-                providerOrderId: orderId, keyId: keyId, body: body, idempotencyKey: idempotencyKey))
+                providerOrderId: orderId, keyId: keyId, idempotencyKey: idempotencyKey))
         case .refund:
             // A card or bank refund returns fiat, so the fiat amount is the refund's amount.
             return .adjustment(Adjustment(
                 merchantOrderNo: no, provider: BanxaWebhook.provider, source: source, kind: "refund",
                 amount: fiatAmount ?? cryptoAmount, asset: fiatAmount != nil ? fiat : coin,
                 providerStatus: statusText, observedAt: observedAt, providerOrderId: orderId, keyId: keyId,
-                body: body, idempotencyKey: idempotencyKey))
+                idempotencyKey: idempotencyKey))
         }
     }
 }

@@ -70,7 +70,9 @@ public struct StatusObservation: Sendable, Hashable {
     public var reason: String?
     /// Which configured key verified a webhook (a fingerprint, never the key).
     public var keyId: String?
-    /// The provider's body or response, unknown fields included.
+    /// The provider's body or response, as events recorded before the adapters stopped
+    /// copying it here held it (the raw bytes beside the event have it byte for byte).
+    /// Read back from such events; nil in every event made now.
     public var body: JSONValue?
     public var idempotencyKey: String
 
@@ -143,6 +145,7 @@ public struct Adjustment: Sendable, Hashable {
     public var observedAt: Timestamp
     public var providerOrderId: String?
     public var keyId: String?
+    /// As `StatusObservation.body`: only in events recorded before it was dropped.
     public var body: JSONValue?
     public var idempotencyKey: String
 

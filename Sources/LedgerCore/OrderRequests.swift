@@ -84,7 +84,7 @@ public enum QueryObservation {
                                                               response: order, observedAt: given ?? receivedAt))
             }
             // The key hashes the response with the observation's time (given, else status_date).
-            return try BanxaMapping.event(f, body: response, source: .query, observedAt: given, receivedAt: receivedAt,
+            return try BanxaMapping.event(f, source: .query, observedAt: given, receivedAt: receivedAt,
                                           idempotencyKey: { QueryKey.make(provider, response, $0) }, keyId: nil,
                                           orderNo: merchantOrderNo)
         default:
@@ -97,7 +97,7 @@ public enum QueryObservation {
 /// Any provider without an adapter: the response gives the canonical `status` (1-6)
 /// directly; optional `providerStatus` (or `statusText`), `amount`, `asset`,
 /// `fiatAmount`, `fiatCurrency`, `txHash`, `providerOrderId` (or `orderNo`). The whole
-/// response is kept.
+/// response is kept in the event's raw bytes (the request that carried it).
 public enum GenericQuery {
     public static func observation(provider: String, merchantOrderNo: MerchantOrderNo, response: JSONValue,
                                    observedAt: Timestamp) throws(CoreError) -> StatusObservation {
@@ -116,7 +116,7 @@ public enum GenericQuery {
             providerStatus: providerStatus ?? statusValue.scalarText, observedAt: observedAt,
             amount: try f.optionalAmount("amount"), asset: try f.optionalString("asset", maxLength: 64),
             fiatAmount: try f.optionalAmount("fiatAmount"), fiatCurrency: try f.optionalString("fiatCurrency", maxLength: 16),
-            txHash: try f.optionalText("txHash"), providerOrderId: orderId, body: response,
+            txHash: try f.optionalText("txHash"), providerOrderId: orderId,
             idempotencyKey: QueryKey.make(provider, response, observedAt))
     }
 }

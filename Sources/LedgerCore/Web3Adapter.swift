@@ -43,8 +43,8 @@ public enum Web3Webhook {
 
     /// Maps a verified body to a status observation (observedAt = the signed time).
     public static func observation(body: [UInt8], verification: WebhookVerification) throws(CoreError) -> StatusObservation {
-        let (value, f) = try FieldReader.parseObject(body, what: "webhook body")
-        var o = try Web3Mapping.observation(f, body: value, source: .webhook, observedAt: verification.signedAt,
+        let (_, f) = try FieldReader.parseObject(body, what: "webhook body")
+        var o = try Web3Mapping.observation(f, source: .webhook, observedAt: verification.signedAt,
                                             idempotencyKey: WebhookAuth.bodyKey(provider, body))
         o.keyId = verification.keyId
         return o
@@ -79,22 +79,23 @@ public enum Web3Query {
             let text = named.scalarText ?? ""
             if text != merchantOrderNo.value { throw .orderReferenceMismatch(path: merchantOrderNo.value, body: text) }
         }
-        return try Web3Mapping.observation(f, body: response, source: .query, observedAt: observedAt,
+        return try Web3Mapping.observation(f, source: .query, observedAt: observedAt,
                                            idempotencyKey: QueryKey.make(Web3Webhook.provider, response, observedAt),
                                            orderNo: merchantOrderNo)
     }
 }
 
-/// Field mapping shared by the web3 webhook and query.
+/// Field mapping shared by the web3 webhook and query. The observation holds the
+/// mapped fields only: the provider's body itself is the event's raw bytes.
 enum Web3Mapping {
-    static func observation(_ f: FieldReader, body: JSONValue, source: EventSource, observedAt: Timestamp,
+    static func observation(_ f: FieldReader, source: EventSource, observedAt: Timestamp,
                             idempotencyKey: String, orderNo: MerchantOrderNo? = nil) throws(CoreError) -> StatusObservation {
         let no: MerchantOrderNo
         if let orderNo { no = orderNo } else { no = try f.merchantOrderNo("merchantOrderNo") }
         guard let statusValue = f.value("status") else { throw .missingField("status") }
         let status = try OrderStatus.parse(statusValue)
         // `amount` is the order amount in token units, the unit registrations use;
-        // payAmountDisplay is the fallback. payAmountMinimal is validated but kept only in the body.
+        // payAmountDisplay is the fallback. payAmountMinimal is validated but kept only in the raw body.
         let amount = try f.optionalAmount("amount")
         let display = try f.optionalAmount("payAmountDisplay")
         _ = try f.optionalAmount("payAmountMinimal")
@@ -103,7 +104,7 @@ enum Web3Mapping {
             providerStatus: statusValue.scalarText, observedAt: observedAt, amount: amount ?? display,
             asset: try f.optionalString("tokenSymbol", maxLength: 64),
             txHash: try f.optionalText("txHash"), providerOrderId: try f.optionalText("orderNo"),
-            body: body, idempotencyKey: idempotencyKey)
+            idempotencyKey: idempotencyKey)
     }
 }
 

@@ -3,9 +3,9 @@ import LedgerPostgres
 
 /// Event-sized rows, shared by every phase so the ledger and pgbench write
 /// rows of the same width: a web3 webhook body (~350 bytes, the shape of
-/// seed 002), the StatusObserved payload the service derives from it (the
-/// body plus its mapped fields), the raw bytes, metadata, a 69-character
-/// idempotency key and a 32-byte hash.
+/// seed 002) as the raw bytes, the StatusObserved payload the service derives
+/// from it (its mapped fields), metadata, a 69-character idempotency key and a
+/// 32-byte hash.
 enum EventSample {
     /// A signed-webhook body for order `order`; `tag` (hex) makes the txHash unique.
     static func web3Body(order: String, tag: String, status: Int = 2) -> String {
@@ -29,13 +29,12 @@ enum EventSample {
     /// The StatusObserved payload, field for field as LedgerCore's EventCoding
     /// writes it for a web3 webhook (checked against the core by `payloadWidths`),
     /// rendered as the service renders it: in jsonb's form (JSONBText).
-    static func payload(order: String, tag: String, key: String, body: String) -> String {
+    static func payload(order: String, tag: String, key: String) -> String {
         let value: JSONValue = .object([
             ("merchantOrderNo", .string(order)), ("provider", .string("web3")), ("source", .string("webhook")),
             ("status", .integer(2)), ("statusName", .string("confirming")), ("providerStatus", .string("2")),
             ("amount", .string("40.00")), ("asset", .string("USDT")), ("txHash", .string("0x" + txHex(tag))),
             ("providerOrderId", .string("P" + tag.prefix(24))), ("idempotencyKey", .string(key)),
-            ("body", (try? JSONValue.parse(body)) ?? .null),
         ])
         return JSONBText.string(value) ?? JSONSerializer.string(value)
     }
@@ -64,7 +63,7 @@ enum EventSample {
 
     /// The payload's text with its four variable values as slots.
     static let payloadTemplate = TextTemplate(
-        payload(order: "@0@", tag: "", key: "@3@", body: web3Body(order: "@0@", orderNo: "@1@", txHash: "@2@")),
+        payload(order: "@0@", tag: "", key: "@3@"),
         replacing: { text in
             // `payload` derives the order number and tx hash from the tag; with an empty tag they are fixed strings.
             text.replacingOccurrences(of: "\"P\"", with: "\"@1@\"").replacingOccurrences(of: "\"0x\(txHex(""))\"", with: "\"@2@\"")
@@ -78,7 +77,7 @@ enum EventSample {
         let body = web3Body(order: order, tag: tag)
         let key = "web3:" + Hex.encode(Crypto.sha256(Array(body.utf8)))
         return payloadTemplate.fill([order, "P" + tag.prefix(24), "0x" + txHex(tag), key])
-            == payload(order: order, tag: tag, key: key, body: body)
+            == payload(order: order, tag: tag, key: key)
     }
 
     /// (template payload bytes, core payload bytes) for the same body: the

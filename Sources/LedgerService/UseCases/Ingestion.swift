@@ -36,7 +36,7 @@ struct Ingestion: Sendable {
             throw error
         }
         return try commit(event, raw: request.body, request: request, verifiedBy: "signature",
-                          signedWith: Self.web3SignedWith(request))
+                          signedWith: Self.web3SignedWith(request), keyedByContent: true)
     }
 
     /// The web3 webhook without a waiting thread: verifies and maps on the calling
@@ -54,7 +54,7 @@ struct Ingestion: Sendable {
                                         receipt: Receipt(requestID: request.requestID, verifiedBy: "signature",
                                                          signedWith: Self.web3SignedWith(request)))
         committer.submit([new], attachments: [event]) { result in
-            answer(result.flatMap { outcomes in Result { try Self.writeResult(outcomes[0]) } })
+            answer(result.flatMap { outcomes in Result { try Self.writeResult(outcomes[0], keyedByContent: true) } })
         }
         return true
     }
@@ -87,7 +87,8 @@ struct Ingestion: Sendable {
             ("signature", .string(parts.count == 3 ? String(parts[1]) : "")),
             ("nonce", .string(parts.count == 3 ? String(parts[2]) : "")),
         ])
-        return try commit(event, raw: request.body, request: request, verifiedBy: "signature", signedWith: signedWith)
+        return try commit(event, raw: request.body, request: request, verifiedBy: "signature", signedWith: signedWith,
+                          keyedByContent: true)
     }
 
     // MARK: API writes
@@ -126,7 +127,8 @@ struct Ingestion: Sendable {
         }
         // Without observedAt the core keys a query observation by its arrival time, so a
         // replay would be a new event. An Idempotency-Key header makes replays duplicates.
-        if let key = request.header("idempotency-key") {
+        let idempotencyKey = request.header("idempotency-key")
+        if let key = idempotencyKey {
             guard (1...128).contains(key.utf8.count), key.unicodeScalars.allSatisfy({ $0.value > 32 && $0.value < 127 }) else {
                 throw ServiceError.badRequest("Idempotency-Key must be 1-128 visible ASCII characters")
             }
@@ -137,7 +139,8 @@ struct Ingestion: Sendable {
             default: break
             }
         }
-        return try commit(event, raw: request.body, request: request, verifiedBy: "token:" + principal.name)
+        return try commit(event, raw: request.body, request: request, verifiedBy: "token:" + principal.name,
+                          keyedByContent: idempotencyKey == nil)
     }
 
     func clientEvent(_ no: MerchantOrderNo, _ request: HTTPRequest, principal: Principal, now: Timestamp) throws -> WriteResult {
@@ -182,16 +185,25 @@ struct Ingestion: Sendable {
     }
 
     func commit(_ event: LedgerEvent, raw: [UInt8], request: HTTPRequest, verifiedBy: String,
-                signedWith: JSONValue? = nil) throws -> WriteResult {
+                signedWith: JSONValue? = nil, keyedByContent: Bool = false) throws -> WriteResult {
         try Self.writeResult(try appendOutcome(event, raw: raw, request: request, verifiedBy: verifiedBy,
-                                               signedWith: signedWith))
+                                               signedWith: signedWith), keyedByContent: keyedByContent)
     }
 
     /// A single-event write's answer, or the error it means for the caller.
-    static func writeResult(_ outcome: AppendOutcome) throws -> WriteResult {
+    ///
+    /// `keyedByContent`: the event's idempotency key is a hash of what was received (a
+    /// webhook's raw body; a query response and its time), so the same key is the same
+    /// delivery. A stored event with that key and another payload was then mapped by an
+    /// earlier version of the adapters (before an upgrade that changed the mapping, such
+    /// as dropping the body copy from the payload): the delivery is still a redelivery,
+    /// answered as a duplicate of the stored event, not as a conflict.
+    static func writeResult(_ outcome: AppendOutcome, keyedByContent: Bool = false) throws -> WriteResult {
         switch outcome {
         case .appended(let r): return WriteResult(eventID: r.eventID, position: r.position, duplicate: false)
         case .duplicate(let r, _): return WriteResult(eventID: r.eventID, position: r.position, duplicate: true)
+        case .keyConflict(let existing) where keyedByContent:
+            return WriteResult(eventID: existing.eventID, position: existing.position, duplicate: true)
         case .keyConflict:
             throw ServiceError.conflict("an event with this idempotency key already exists with different content")
         case .versionConflict:
