@@ -1,3 +1,4 @@
+import Dispatch
 import LedgerCore
 
 /// The writer's own append: one round trip (ledger.append_prepare) takes the
@@ -9,6 +10,17 @@ import LedgerCore
 /// Why: PostgreSQL spent most of an append parsing one large jsonb batch,
 /// pulling it apart and rendering each payload again to hash it. Here it only
 /// parses each payload once, as it stores it.
+///
+/// The round trip skipped: when the probe hints leave nothing to probe (every
+/// key unknown to the writer, every stream's version known or taken for 0) and
+/// the writer knows the head from its own last commit, it skips
+/// ledger.append_prepare. The COPY goes out at once, in one simple query after
+/// BEGIN and the append lock; the rows chain to the known head, and are dated by
+/// PostgreSQL's clock as last read (less than a second ago) advanced by the
+/// writer's monotonic clock, never before the head (`StreamVersionCache.
+/// recordingTime`). Should anyone else have appended since, their events hold the
+/// positions this batch takes: the position's unique index refuses the COPY, and
+/// the batch is retried with the round trip (`ProbeHintMiss`).
 struct ChainAppend {
     /// A stored event the batch's keys name.
     private struct Stored {
@@ -56,49 +68,65 @@ struct ChainAppend {
             }
         }
         for item in items { hints?.remember(key: item.event.idempotencyKey, stream: item.event.stream) }
-        let mayMiss = skippedKeys || !assumedNew.isEmpty
-        let cachedHead = cache?.committedHead
-        // The arrays travel in binary (`BinaryArray`): PostgreSQL does not parse a text[] literal.
-        let answer = cache == nil
-            ? try connection.query("SELECT * FROM ledger.append_prepare($1::text[], $2::text[])",
-                                   [textArray(keys), textArray(probed)], prepared: true)
-            : try connection.query("SELECT * FROM ledger.append_prepare($1::text[], $2::text[], $3::text[], $4)",
-                                   [textArray(keys), textArray(probed), textArray(Array(cached.keys)),
-                                    .int(cachedHead ?? -1)],
-                                   prepared: true)   // a function call: nothing to plan badly
+        var mayMiss = skippedKeys || !assumedNew.isEmpty
         var headPosition: Int64 = 0
         var headHash = ChainHash.genesis
-        var recordedMicros: Int64?
+        var recordedMicros: Int64
         var stored: [String: Stored] = [:]
         var versions: [String: Int] = assumedNew
-        for row in 0..<answer.count {
-            switch try answer.string(row, "kind") {
-            case "head":
-                recordedMicros = try answer.int64(row, "recorded_us")
-                if try answer.value(row, "position") != nil {
-                    headPosition = try answer.int64(row, "position")
-                    headHash = try answer.bytes(row, "hash") ?? []
+        var clockBase: (postgresMicros: Int64, uptimeNanos: UInt64)?
+        // The round trip skipped: nothing to probe, and the head known from the writer's
+        // last commit (see "the round trip skipped" above `append`).
+        let skipped = optimistic && keys.isEmpty && probed.isEmpty ? cache?.recordingTime() : nil
+        if let skipped {
+            (headPosition, headHash, recordedMicros) = skipped
+            versions.merge(cached) { assumed, _ in assumed }
+            mayMiss = true
+        } else {
+            let cachedHead = cache?.committedHead
+            // The arrays travel in binary (`BinaryArray`): PostgreSQL does not parse a text[] literal.
+            let answer = cache == nil
+                ? try connection.query("SELECT * FROM ledger.append_prepare($1::text[], $2::text[])",
+                                       [textArray(keys), textArray(probed)], prepared: true)
+                : try connection.query("SELECT * FROM ledger.append_prepare($1::text[], $2::text[], $3::text[], $4)",
+                                       [textArray(keys), textArray(probed), textArray(Array(cached.keys)),
+                                        .int(cachedHead ?? -1)],
+                                       prepared: true)   // a function call: nothing to plan badly
+            let answered = DispatchTime.now().uptimeNanoseconds
+            var postgresMicros: Int64?
+            for row in 0..<answer.count {
+                switch try answer.string(row, "kind") {
+                case "head":
+                    postgresMicros = try answer.int64(row, "recorded_us")
+                    if try answer.value(row, "position") != nil {
+                        headPosition = try answer.int64(row, "position")
+                        headHash = try answer.bytes(row, "hash") ?? []
+                    }
+                    // The head is where the writer's last commit left it: what it knows is exact.
+                    if let cachedHead, cachedHead == headPosition { versions.merge(cached) { probed, _ in probed } }
+                case "stored":
+                    let receipt = EventReceipt(
+                        position: try answer.int64(row, "position"), eventID: try answer.string(row, "event_id"),
+                        streamVersion: Int(try answer.int64(row, "stream_version")),
+                        recordedAt: Timestamp(microseconds: try answer.int64(row, "recorded_us")),
+                        hash: try answer.bytes(row, "hash") ?? [])
+                    stored[try answer.string(row, "key")] = Stored(
+                        receipt: receipt, stream: try answer.string(row, "stream"), type: try answer.string(row, "type"),
+                        payloadText: Array(try answer.string(row, "payload").utf8))
+                default:
+                    versions[try answer.string(row, "stream")] = Int(try answer.int64(row, "stream_version"))
                 }
-                // The head is where the writer's last commit left it: what it knows is exact.
-                if let cachedHead, cachedHead == headPosition { versions.merge(cached) { probed, _ in probed } }
-            case "stored":
-                let receipt = EventReceipt(
-                    position: try answer.int64(row, "position"), eventID: try answer.string(row, "event_id"),
-                    streamVersion: Int(try answer.int64(row, "stream_version")),
-                    recordedAt: Timestamp(microseconds: try answer.int64(row, "recorded_us")),
-                    hash: try answer.bytes(row, "hash") ?? [])
-                stored[try answer.string(row, "key")] = Stored(
-                    receipt: receipt, stream: try answer.string(row, "stream"), type: try answer.string(row, "type"),
-                    payloadText: Array(try answer.string(row, "payload").utf8))
-            default:
-                versions[try answer.string(row, "stream")] = Int(try answer.int64(row, "stream_version"))
             }
+            guard let postgresMicros, headHash.count == 32 else {
+                throw PostgresError.unexpectedResult("ledger.append_prepare did not answer the chain head")
+            }
+            clockBase = (postgresMicros, answered)
+            // After a batch dated by the writer (a little behind PostgreSQL's clock), never earlier.
+            let previous = cachedHead == headPosition ? cache?.committedRecordedMicros : nil
+            recordedMicros = max(postgresMicros, previous ?? postgresMicros)
         }
         guard seenStreams.allSatisfy({ versions[$0] != nil }) else {
             throw PostgresError.unexpectedResult("ledger.append_prepare did not answer every stream's version")
-        }
-        guard let recordedMicros, headHash.count == 32 else {
-            throw PostgresError.unexpectedResult("ledger.append_prepare did not answer the chain head")
         }
         let recordedAt = Timestamp(microseconds: recordedMicros)
 
@@ -168,7 +196,7 @@ struct ChainAppend {
                     COPY ledger.events (position, event_id, stream, stream_version, type, source, payload, raw,
                                         metadata, idempotency_key, recorded_at, observed_at, hash)
                     FROM STDIN (FORMAT binary)
-                    """) { send in
+                    """, precededBy: skipped == nil ? nil : Self.appendLockSQL) { send in
                     var chunk = CopyBinary.header()
                     chunk.reserveCapacity(Self.chunkBytes + 4096)
                     for (index, plan) in plans.enumerated() {
@@ -213,7 +241,8 @@ struct ChainAppend {
             if case .duplicate(let receipt, _) = outcomes[index] { return (index, receipt.position) }
             return nil
         }
-        cache?.pending = (head: position, versions: versions)
+        cache?.pending = StreamVersionCache.Pending(head: position, versions: versions, headHash: headHash,
+                                                    recordedMicros: recordedMicros, clockBase: clockBase)
         if !duplicates.isEmpty {
             let totals = try countRedeliveries(duplicates.map(\.position), at: recordedMicros, on: connection)
             for (index, position) in duplicates {
@@ -234,6 +263,10 @@ struct ChainAppend {
         case keyConflictWithNew(Int)
         case versionConflict(Int)
     }
+
+    /// The ledger's append lock (ledger.append_prepare and ledger.append_events take it
+    /// too: Migrations 006, 015), for a batch that skips append_prepare.
+    static let appendLockSQL = "SELECT pg_advisory_xact_lock(7413001)"
 
     /// How much COPY data is built before it is sent.
     static let chunkBytes = 64 * 1024

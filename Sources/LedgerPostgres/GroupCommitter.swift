@@ -89,6 +89,8 @@ public final class GroupCommitter: @unchecked Sendable {
         public var retriedBatches: Int64 = 0
         /// Batches whose key or stream, taken for new without a probe, did exist (`ProbeHints`).
         public var probeHintMisses: Int64 = 0
+        /// Committed batches that skipped ledger.append_prepare's round trip (`ChainAppend`).
+        public var roundTripsSkipped: Int64 = 0
         /// Writer time, in nanoseconds, of committed batches: BEGIN and the append,
         /// the projector, and COMMIT (with its fsync). Their sum against the wall
         /// clock tells how busy the single writer is.
@@ -274,6 +276,7 @@ public final class GroupCommitter: @unchecked Sendable {
                 return outcomes
             }
             streamVersions.commit()
+            if streamVersions.lastCommitSkippedRoundTrip { statisticsLock.withLock { statistics.roundTripsSkipped += 1 } }
             projector?.committed()
             let end = DispatchTime.now().uptimeNanoseconds
             return (.success(outcomes), PhaseTiming(append: appended - start, project: projected - appended, commit: end - projected),

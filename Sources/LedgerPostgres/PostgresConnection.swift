@@ -315,13 +315,23 @@ public final class PostgresConnection: @unchecked Sendable {
     /// The COPY command goes out at once and the input is built while its answer
     /// travels back: pieces made before the server is ready wait, and go out as
     /// soon as it is (one round trip less on the writer's path).
+    ///
+    /// `precededBy`: a statement without parameters to run first, in the same round
+    /// trip (the transaction's BEGIN, if it is still to be sent, goes the same way).
     @discardableResult
-    public func copyIn(_ sql: String, produce: (_ send: ([UInt8]) throws -> Void) throws -> Void,
+    public func copyIn(_ sql: String, precededBy leading: String? = nil,
+                       produce: (_ send: ([UInt8]) throws -> Void) throws -> Void,
                        afterSending: () throws -> Void = {}) throws -> Int {
-        try sendPendingBegin()
+        if answerDeadline() != nil { try sendPendingBegin() }
         if !inTransaction { try reconnectIfNeeded() }
         guard let conn else { throw PostgresError.connectionLost("no connection") }
-        guard PQsendQuery(conn, sql) == 1 else { throw lostOrFailed(conn) }
+        // One simple query: its statements run in order, the COPY last.
+        var text = leading.map { $0 + ";\n" } ?? ""
+        if beginPending {
+            beginPending = false
+            text = "BEGIN;\n" + text
+        }
+        guard PQsendQuery(conn, text + sql) == 1 else { throw lostOrFailed(conn) }
         func put(_ piece: [UInt8]) throws {
             let sent = piece.withUnsafeBufferPointer { buffer -> Int32 in
                 buffer.baseAddress.map { base in
@@ -336,7 +346,13 @@ public final class PostgresConnection: @unchecked Sendable {
         var early: [[UInt8]] = []
         // Waits for the server's answer to the COPY command, then sends what waited.
         func start() throws {
-            guard let result = PQgetResult(conn) else { throw lostOrFailed(conn) }
+            guard var result = PQgetResult(conn) else { throw lostOrFailed(conn) }
+            // The statements before the COPY answer first.
+            while [PGRES_COMMAND_OK, PGRES_TUPLES_OK].contains(PQresultStatus(result)) {
+                PQclear(result)
+                guard let next = PQgetResult(conn) else { throw lostOrFailed(conn) }
+                result = next
+            }
             guard PQresultStatus(result) == PGRES_COPY_IN else {
                 refused = true
                 let error = Self.error(from: result, conn: conn)

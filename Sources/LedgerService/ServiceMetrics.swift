@@ -28,6 +28,8 @@ struct ServiceMetrics: Sendable {
         let failed = registry.counter("ledger_group_commit_failures_total", help: "Group-commit transactions that failed")
         let retried = registry.counter("ledger_group_commit_retries_total",
                                        help: "Group commits tried again in full: a new order's row already existed without events (retried with upserts), or a key or stream taken for new existed (retried with every probe)")
+        let skipped = registry.counter("ledger_group_commit_round_trips_skipped_total",
+                                       help: "Group commits that skipped the probe round trip: nothing to probe, the head known from the writer's last commit")
         let probeMisses = registry.counter("ledger_group_commit_probe_misses_total",
                                            help: "Group commits whose idempotency key or stream, taken for new without a probe, already existed (rolled back and retried with every key and stream probed)")
         let writerSeconds = registry.counter("ledger_group_commit_seconds_total",
@@ -51,6 +53,7 @@ struct ServiceMetrics: Sendable {
             failed.increment(by: Double(now.failedBatches - before.failedBatches))
             retried.increment(by: Double(now.retriedBatches - before.retriedBatches))
             probeMisses.increment(by: Double(now.probeHintMisses - before.probeHintMisses))
+            skipped.increment(by: Double(now.roundTripsSkipped - before.roundTripsSkipped))
             writerSeconds.increment(by: Double(now.appendNanos - before.appendNanos) / 1e9, "append")
             writerSeconds.increment(by: Double(now.projectNanos - before.projectNanos) / 1e9, "project")
             writerSeconds.increment(by: Double(now.commitNanos - before.commitNanos) / 1e9, "commit")

@@ -129,3 +129,61 @@ struct ProbeHintsTests {
         #expect(events == 4 + Int64(ProbeHints.shortestCooldown))
     }
 }
+
+/// A batch with nothing to probe skips ledger.append_prepare (ChainAppend, "the
+/// round trip skipped"): its events chain to the head the writer committed last
+/// and are dated by PostgreSQL's clock as last read, advanced by the writer's own.
+@Suite("The writer's append without the probe round trip")
+struct SkippedRoundTripTests {
+    @Test("batches without the round trip keep recording times in order and within PostgreSQL's clock")
+    func recordingTimes() throws {
+        let db = try TestDatabase.create("skiptime")
+        let pool = db.pool(size: 2)
+        defer { pool.close() }
+        let c = try db.connect()
+        let before = try c.query("SELECT ledger.micros(clock_timestamp()) AS t").int64(0, "t")
+        let committer = GroupCommitter(pool: pool)
+        for n in 0..<300 {
+            _ = try committer.append([sampleEvent(key: "t-\(n)", stream: "order-T\(n % 7)")])
+            if n % 100 == 99 { Thread.sleep(forTimeInterval: 0.3) }   // clock readings age
+        }
+        committer.shutdown()
+        let after = try c.query("SELECT ledger.micros(clock_timestamp()) AS t").int64(0, "t")
+        #expect(committer.stats.roundTripsSkipped > 200, "\(committer.stats)")
+        let times = try c.query("SELECT ledger.micros(recorded_at) AS t FROM ledger.events ORDER BY position")
+        let recorded = try (0..<times.count).map { try times.int64($0, "t") }
+        #expect(recorded.count == 300)
+        #expect(recorded == recorded.sorted(), "recording times never go back along the log")
+        #expect(recorded.allSatisfy { $0 >= before && $0 <= after }, "within PostgreSQL's clock over the run")
+        guard case .intact(let events, _) = try ChainVerifier().verify(on: c) else {
+            Issue.record("the chain does not verify")
+            return
+        }
+        #expect(events == 300)
+    }
+
+    @Test("another writer appending between two batches is caught by the position's index, and the batch retried after it")
+    func anotherWriterBetweenBatches() throws {
+        let db = try TestDatabase.create("skipother")
+        let pool = db.pool(size: 2)
+        defer { pool.close() }
+        let committer = GroupCommitter(pool: pool)
+        defer { committer.shutdown() }
+        let other = try db.connect()
+        for n in 0..<3 { _ = try committer.append([sampleEvent(key: "w-\(n)", stream: "order-W")]) }
+        let skippedBefore = committer.stats.roundTripsSkipped
+        #expect(skippedBefore >= 1, "the writer's own batches skip the round trip")
+        _ = try other.transaction {
+            try EventStore().append(encoded: [sampleEvent(key: "x-1", stream: "order-X")].map(EventStore.itemJSON), on: $0)
+        }
+        let next = try committer.append([sampleEvent(key: "w-3", stream: "order-W")])
+        #expect(next.first?.receipt?.position == 5, "after the other writer's event at 4")
+        #expect(next.first?.receipt?.streamVersion == 4)
+        #expect(committer.stats.probeHintMisses == 1 && committer.stats.retriedBatches == 1, "\(committer.stats)")
+        guard case .intact(let events, _) = try ChainVerifier().verify(on: other) else {
+            Issue.record("the chain does not verify")
+            return
+        }
+        #expect(events == 5)
+    }
+}
