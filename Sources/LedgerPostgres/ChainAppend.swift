@@ -78,6 +78,7 @@ struct ChainAppend {
         // The round trip skipped: nothing to probe, and the head known from the writer's
         // last commit (see "the round trip skipped" above `append`).
         let skipped = optimistic && keys.isEmpty && probed.isEmpty ? cache?.recordingTime() : nil
+        var replacesVersions = false
         if let skipped {
             (headPosition, headHash, recordedMicros) = skipped
             versions.merge(cached) { assumed, _ in assumed }
@@ -103,7 +104,12 @@ struct ChainAppend {
                         headHash = try answer.bytes(row, "hash") ?? []
                     }
                     // The head is where the writer's last commit left it: what it knows is exact.
-                    if let cachedHead, cachedHead == headPosition { versions.merge(cached) { probed, _ in probed } }
+                    // Elsewhere, someone else appended: none of its other versions can be trusted.
+                    if let cachedHead, cachedHead == headPosition {
+                        versions.merge(cached) { probed, _ in probed }
+                    } else if cachedHead != nil {
+                        replacesVersions = true
+                    }
                 case "stored":
                     let receipt = EventReceipt(
                         position: try answer.int64(row, "position"), eventID: try answer.string(row, "event_id"),
@@ -187,6 +193,11 @@ struct ChainAppend {
                 }
             }
         }
+        if skipped != nil && fresh.isEmpty {
+            // Nothing to COPY, so nothing takes the lock or meets the indexes: outcomes the
+            // writer's memory alone decided (version conflicts) are checked with the round trip.
+            return try append(items, on: connection, cache: cache, hints: nil, whileStoring: whileStoring)
+        }
         if !fresh.isEmpty {
             var hashInput = [UInt8]()
             hashInput.reserveCapacity(4096)
@@ -196,7 +207,15 @@ struct ChainAppend {
                     COPY ledger.events (position, event_id, stream, stream_version, type, source, payload, raw,
                                         metadata, idempotency_key, recorded_at, observed_at, hash)
                     FROM STDIN (FORMAT binary)
-                    """, precededBy: skipped == nil ? nil : Self.appendLockSQL) { send in
+                    """, precededBy: skipped == nil ? nil : Self.appendLockSQL,
+                    checkLeadingRow: skipped == nil ? nil : { row in
+                        guard let text = row.last ?? nil, let now = Int64(text) else {
+                            throw PostgresError.unexpectedResult("the append lock's statement did not answer the time")
+                        }
+                        guard recordedMicros <= now, now - recordedMicros <= Self.recordingLagLimitMicros else {
+                            throw SkippedRoundTripRefused(recordedMicros: recordedMicros, postgresMicros: now)
+                        }
+                    }) { send in
                     var chunk = CopyBinary.header()
                     chunk.reserveCapacity(Self.chunkBytes + 4096)
                     for (index, plan) in plans.enumerated() {
@@ -242,7 +261,8 @@ struct ChainAppend {
             return nil
         }
         cache?.pending = StreamVersionCache.Pending(head: position, versions: versions, headHash: headHash,
-                                                    recordedMicros: recordedMicros, clockBase: clockBase)
+                                                    recordedMicros: recordedMicros, clockBase: clockBase,
+                                                    replacesVersions: replacesVersions)
         if !duplicates.isEmpty {
             let totals = try countRedeliveries(duplicates.map(\.position), at: recordedMicros, on: connection)
             for (index, position) in duplicates {
@@ -265,8 +285,14 @@ struct ChainAppend {
     }
 
     /// The ledger's append lock (ledger.append_prepare and ledger.append_events take it
-    /// too: Migrations 006, 015), for a batch that skips append_prepare.
-    static let appendLockSQL = "SELECT pg_advisory_xact_lock(7413001)"
+    /// too: Migrations 006, 015), for a batch that skips append_prepare, and
+    /// PostgreSQL's clock once the lock is held.
+    static let appendLockSQL = "SELECT pg_advisory_xact_lock(7413001), ledger.micros(clock_timestamp()) AS now_us"
+
+    /// How far a skipped round trip's recording time may lag PostgreSQL's clock once the
+    /// lock is held (a wait for the lock, say `ledger rebuild` holding it): past it, or
+    /// ahead of that clock, the batch is retried with the round trip.
+    static let recordingLagLimitMicros: Int64 = 250_000
 
     /// How much COPY data is built before it is sent.
     static let chunkBytes = 64 * 1024

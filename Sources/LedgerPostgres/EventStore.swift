@@ -34,6 +34,22 @@ public struct EventStore: Sendable {
         return try append(encoded: items.map { Self.itemJSON($0.event) }, on: connection)
     }
 
+    /// Counts one more redelivery of the event at `position` (a delivery the caller
+    /// found to be the same as that stored event, where the append saw a key conflict).
+    public func countRedelivery(of position: Int64, on connection: PostgresConnection) throws {
+        try connection.query("""
+            INSERT INTO ledger.redeliveries AS r (position, count, last_seen_at) VALUES ($1, 1, now())
+            ON CONFLICT ON CONSTRAINT redeliveries_pkey
+            DO UPDATE SET count = r.count + 1, last_seen_at = excluded.last_seen_at
+            """, [.int(position)])
+    }
+
+    /// The stream and type of the event at `position`, if there is one.
+    public func streamAndType(at position: Int64, on connection: PostgresConnection) throws -> (stream: String, type: String)? {
+        let r = try connection.query("SELECT stream, type FROM ledger.events WHERE position = $1", [.int(position)])
+        return r.count == 0 ? nil : (try r.string(0, "stream"), try r.string(0, "type"))
+    }
+
     /// Appends items encoded with `itemJSON` through `ledger.append_events`
     /// (one round trip for the whole batch; the hash chain built in SQL).
     public func append(encoded items: [String], on connection: PostgresConnection) throws -> [AppendOutcome] {

@@ -284,7 +284,7 @@ public final class GroupCommitter: @unchecked Sendable {
         } catch {
             streamVersions.invalidate()   // rolled back, or its outcome unknown
             let projectorAsks = projector?.rolledBack() ?? false
-            return (.failure(error), PhaseTiming(), projectorAsks || error is ProbeHintMiss)
+            return (.failure(error), PhaseTiming(), projectorAsks || error is ProbeHintMiss || error is SkippedRoundTripRefused)
         }
     }
 

@@ -318,8 +318,11 @@ public final class PostgresConnection: @unchecked Sendable {
     ///
     /// `precededBy`: a statement without parameters to run first, in the same round
     /// trip (the transaction's BEGIN, if it is still to be sent, goes the same way).
+    /// `checkLeadingRow` gets its first row's values as text before any input goes
+    /// out; if it throws, the COPY is abandoned and its error rethrown.
     @discardableResult
     public func copyIn(_ sql: String, precededBy leading: String? = nil,
+                       checkLeadingRow: (([String?]) throws -> Void)? = nil,
                        produce: (_ send: ([UInt8]) throws -> Void) throws -> Void,
                        afterSending: () throws -> Void = {}) throws -> Int {
         if answerDeadline() != nil { try sendPendingBegin() }
@@ -348,7 +351,14 @@ public final class PostgresConnection: @unchecked Sendable {
         func start() throws {
             guard var result = PQgetResult(conn) else { throw lostOrFailed(conn) }
             // The statements before the COPY answer first.
+            var vetoed: Error?
             while [PGRES_COMMAND_OK, PGRES_TUPLES_OK].contains(PQresultStatus(result)) {
+                if PQresultStatus(result) == PGRES_TUPLES_OK, let checkLeadingRow, vetoed == nil {
+                    let row: [String?] = PQntuples(result) == 0 ? [] : (0..<PQnfields(result)).map { column in
+                        PQgetisnull(result, 0, column) == 1 ? nil : String(cString: PQgetvalue(result, 0, column))
+                    }
+                    do { try checkLeadingRow(row) } catch { vetoed = error }
+                }
                 PQclear(result)
                 guard let next = PQgetResult(conn) else { throw lostOrFailed(conn) }
                 result = next
@@ -362,6 +372,7 @@ public final class PostgresConnection: @unchecked Sendable {
             }
             PQclear(result)
             started = true
+            if let vetoed { throw vetoed }   // begun, so that it is abandoned below
             for piece in early { try put(piece) }
             early = []
         }

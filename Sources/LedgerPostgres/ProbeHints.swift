@@ -86,6 +86,18 @@ public final class ProbeHints: @unchecked Sendable {
     }
 }
 
+/// A batch that skipped ledger.append_prepare's round trip found, once it held the
+/// append lock, that its recording time was behind PostgreSQL's clock by more than
+/// `ChainAppend.recordingLagLimitMicros` (it waited for the lock), or ahead of it: its
+/// COPY was abandoned, and it is worth trying again at once with the round trip.
+public struct SkippedRoundTripRefused: Error, CustomStringConvertible {
+    public let recordedMicros: Int64
+    public let postgresMicros: Int64
+    public var description: String {
+        "a batch dated \(recordedMicros) µs found PostgreSQL's clock at \(postgresMicros) µs once it held the append lock; retried with the round trip"
+    }
+}
+
 /// An optimistic batch (see `ProbeHints`) met an idempotency key or stream that
 /// already existed: its transaction rolled back, and it is worth trying again at
 /// once with every key and stream probed.

@@ -34,6 +34,9 @@ public final class StreamVersionCache: @unchecked Sendable {
         var recordedMicros: Int64
         /// Set when the batch read PostgreSQL's clock (it made the round trip).
         var clockBase: (postgresMicros: Int64, uptimeNanos: UInt64)?
+        /// The head had moved since the last commit (another writer appended): the
+        /// versions this batch learned replace all the others, which may be stale.
+        var replacesVersions = false
     }
 
     /// How long a reading of PostgreSQL's clock may date batches that skip the round
@@ -63,8 +66,13 @@ public final class StreamVersionCache: @unchecked Sendable {
 
     /// The batch's transaction committed: what it learned is now known.
     public func commit() {
-        guard let pending else { return }
-        if versions.count + pending.versions.count > limit { versions.removeAll(keepingCapacity: true) }
+        guard let pending else {
+            lastCommitSkippedRoundTrip = false
+            return
+        }
+        if pending.replacesVersions || versions.count + pending.versions.count > limit {
+            versions.removeAll(keepingCapacity: true)
+        }
         for (stream, version) in pending.versions { versions[stream] = version }
         committedHead = pending.head
         committedHeadHash = pending.headHash

@@ -2,6 +2,7 @@ import Foundation
 import LedgerCore
 @testable import LedgerPostgres
 import LedgerTestSupport
+import Synchronization
 import Testing
 
 /// The writer skips the probes of keys and streams it never sent (ProbeHints):
@@ -160,6 +161,38 @@ struct SkippedRoundTripTests {
             return
         }
         #expect(events == 300)
+    }
+
+    @Test("a batch that waited for the append lock past the lag limit is retried with the round trip and dated after the wait")
+    func lockWait() throws {
+        let db = try TestDatabase.create("skiplock")
+        let pool = db.pool(size: 2)
+        defer { pool.close() }
+        let committer = GroupCommitter(pool: pool)
+        defer { committer.shutdown() }
+        for n in 0..<3 { _ = try committer.append([sampleEvent(key: "l-\(n)", stream: "order-L")]) }
+        #expect(committer.stats.roundTripsSkipped >= 1)
+        let holder = try db.connect()
+        let late = Mutex<[AppendOutcome]?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let released = try holder.transaction { h -> Int64 in
+            _ = try h.query("SELECT pg_advisory_xact_lock(7413001)")   // as `ledger rebuild` holds it
+            Thread.detachNewThread {
+                late.withLock { $0 = try? committer.append([sampleEvent(key: "late", stream: "order-LATE")]) }
+                done.signal()
+            }
+            Thread.sleep(forTimeInterval: 0.6)
+            return try h.query("SELECT ledger.micros(clock_timestamp()) AS t").int64(0, "t")
+        }
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        let receipt = try #require(late.withLock { $0 }?.first?.receipt)
+        #expect(receipt.recordedAt.microseconds >= released, "dated once the lock was held, not before the wait")
+        #expect(committer.stats.retriedBatches >= 1, "\(committer.stats)")
+        guard case .intact(let events, _) = try ChainVerifier().verify(on: holder) else {
+            Issue.record("the chain does not verify")
+            return
+        }
+        #expect(events == 4)
     }
 
     @Test("another writer appending between two batches is caught by the position's index, and the batch retried after it")

@@ -63,5 +63,48 @@ final class StoredPayloadTests {
         #expect(reply.json?["duplicate"] == .bool(true), "\(reply)")
         #expect(reply.json?["eventId"]?.stringValue == receipt.eventID)
         #expect(try ledger.storedCount(web3Body: body) == 1)
+        let counted = eventually(within: 5) {
+            try ledger.count("SELECT coalesce(sum(count), 0) AS n FROM ledger.redeliveries WHERE position = $1",
+                             [.int(receipt.position)]) == 1
+        }
+        #expect(counted, "counted as a redelivery of the stored event (lifecycle.md rule 7)")
+    }
+
+    static let queryBody = #"{"provider":"web3","response":{"code":0,"status":3,"statusText":"paid","txHash":"0xq1","amount":"40"},"observedAt":"2026-11-01T12:00:00Z"}"#
+
+    @Test("a query report stored with the response in its payload (an earlier version), reported again, is a duplicate")
+    func queryReportAcrossTheUpgrade() throws {
+        #expect(try ledger.register("Q-1").status == 201)
+        let no = try MerchantOrderNo("Q-1")
+        guard case .observed(var observation) = try OrderRequests.observation(
+            merchantOrderNo: no, body: Array(Self.queryBody.utf8), receivedAt: .now()) else {
+            Issue.record("a web3 query report did not map to an observation")
+            return
+        }
+        observation.body = try JSONValue.parse(Array(#"{"code":0,"status":3,"statusText":"paid","txHash":"0xq1","amount":"40"}"#.utf8))
+        let earlier = NewEvent(stream: no.stream, type: EventType.statusObserved, source: "query",
+                               payloadJSON: try #require(JSONBText.string(LedgerEvent.observed(observation).payload)),
+                               raw: Array(Self.queryBody.utf8), metadataJSON: #"{"verifiedBy":"token:ingest"}"#,
+                               idempotencyKey: observation.idempotencyKey, observedAt: observation.observedAt)
+        let c = try ledger.connect()
+        let receipt = try #require(try c.transaction { try EventStore().append([earlier], on: $0) }.first?.receipt)
+
+        let reply = try ledger.client.post("/v1/orders/Q-1/observations", token: ledger.ingest, json: Self.queryBody)
+        #expect(reply.status == 200, "\(reply)")
+        #expect(reply["duplicate"]?.boolValue == true)
+        #expect(reply["eventId"]?.stringValue == receipt.eventID)
+    }
+
+    /// A query report's key is the provider, the response and its time: it does not name
+    /// the order. Another order's identical report must not pass for the first one's.
+    @Test("another order's identical query report is not answered as a duplicate of the first order's event")
+    func identicalReportOfAnotherOrder() throws {
+        #expect(try ledger.register("Q-A").status == 201)
+        #expect(try ledger.register("Q-B").status == 201)
+        let first = try ledger.client.post("/v1/orders/Q-A/observations", token: ledger.ingest, json: Self.queryBody)
+        #expect(first.status == 201, "\(first)")
+        let second = try ledger.client.post("/v1/orders/Q-B/observations", token: ledger.ingest, json: Self.queryBody)
+        #expect(second.status == 409, "\(second)")
+        #expect(second["duplicate"]?.boolValue != true)
     }
 }

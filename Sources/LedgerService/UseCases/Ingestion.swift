@@ -1,3 +1,4 @@
+import Dispatch
 import LedgerCore
 import LedgerHTTP
 import LedgerPostgres
@@ -36,7 +37,7 @@ struct Ingestion: Sendable {
             throw error
         }
         return try commit(event, raw: request.body, request: request, verifiedBy: "signature",
-                          signedWith: Self.web3SignedWith(request), keyedByContent: true)
+                          signedWith: Self.web3SignedWith(request), keyedByBody: true)
     }
 
     /// The web3 webhook without a waiting thread: verifies and maps on the calling
@@ -53,8 +54,13 @@ struct Ingestion: Sendable {
         let new = EventMapping.newEvent(event, raw: request.body,
                                         receipt: Receipt(requestID: request.requestID, verifiedBy: "signature",
                                                          signedWith: Self.web3SignedWith(request)))
+        let pool = self.pool
         committer.submit([new], attachments: [event]) { result in
-            answer(result.flatMap { outcomes in Result { try Self.writeResult(outcomes[0], keyedByContent: true) } })
+            if case .success(let outcomes) = result, case .keyConflict(let existing) = outcomes[0] {
+                // Off the answering queue: counting needs a connection.
+                DispatchQueue.global().async { _ = try? pool.withConnection { try EventStore().countRedelivery(of: existing.position, on: $0) } }
+            }
+            answer(result.flatMap { outcomes in Result { try Self.writeResult(outcomes[0], keyedByBody: true) } })
         }
         return true
     }
@@ -88,7 +94,7 @@ struct Ingestion: Sendable {
             ("nonce", .string(parts.count == 3 ? String(parts[2]) : "")),
         ])
         return try commit(event, raw: request.body, request: request, verifiedBy: "signature", signedWith: signedWith,
-                          keyedByContent: true)
+                          keyedByBody: true)
     }
 
     // MARK: API writes
@@ -139,8 +145,17 @@ struct Ingestion: Sendable {
             default: break
             }
         }
-        return try commit(event, raw: request.body, request: request, verifiedBy: "token:" + principal.name,
-                          keyedByContent: idempotencyKey == nil)
+        let outcome = try appendOutcome(event, raw: request.body, request: request, verifiedBy: "token:" + principal.name)
+        // Keyed by the response and its time (no Idempotency-Key): a key conflict in the same
+        // stream is the same report, mapped by an earlier version (see `writeResult`). The
+        // key does not name the order, so another order's identical report stays a conflict.
+        if idempotencyKey == nil, case .keyConflict(let existing) = outcome,
+           try pool.withConnection({ try EventStore().streamAndType(at: existing.position, on: $0) })
+               .map({ $0.stream == event.stream && $0.type == event.type }) == true {
+            try pool.withConnection { try EventStore().countRedelivery(of: existing.position, on: $0) }
+            return WriteResult(eventID: existing.eventID, position: existing.position, duplicate: true)
+        }
+        return try Self.writeResult(outcome)
     }
 
     func clientEvent(_ no: MerchantOrderNo, _ request: HTTPRequest, principal: Principal, now: Timestamp) throws -> WriteResult {
@@ -185,24 +200,28 @@ struct Ingestion: Sendable {
     }
 
     func commit(_ event: LedgerEvent, raw: [UInt8], request: HTTPRequest, verifiedBy: String,
-                signedWith: JSONValue? = nil, keyedByContent: Bool = false) throws -> WriteResult {
-        try Self.writeResult(try appendOutcome(event, raw: raw, request: request, verifiedBy: verifiedBy,
-                                               signedWith: signedWith), keyedByContent: keyedByContent)
+                signedWith: JSONValue? = nil, keyedByBody: Bool = false) throws -> WriteResult {
+        let outcome = try appendOutcome(event, raw: raw, request: request, verifiedBy: verifiedBy, signedWith: signedWith)
+        if keyedByBody, case .keyConflict(let existing) = outcome {
+            try pool.withConnection { try EventStore().countRedelivery(of: existing.position, on: $0) }
+        }
+        return try Self.writeResult(outcome, keyedByBody: keyedByBody)
     }
 
     /// A single-event write's answer, or the error it means for the caller.
     ///
-    /// `keyedByContent`: the event's idempotency key is a hash of what was received (a
-    /// webhook's raw body; a query response and its time), so the same key is the same
-    /// delivery. A stored event with that key and another payload was then mapped by an
-    /// earlier version of the adapters (before an upgrade that changed the mapping, such
-    /// as dropping the body copy from the payload): the delivery is still a redelivery,
-    /// answered as a duplicate of the stored event, not as a conflict.
-    static func writeResult(_ outcome: AppendOutcome, keyedByContent: Bool = false) throws -> WriteResult {
+    /// `keyedByBody`: the event's idempotency key is a hash of the raw body (a webhook),
+    /// which names the order, so the same key is the same delivery to the same stream. A
+    /// stored event with that key and another payload was then mapped by an earlier
+    /// version of the adapters (before an upgrade that changed the mapping, such as
+    /// dropping the body copy from the payload): the delivery is still a redelivery,
+    /// answered as a duplicate of the stored event, not as a conflict (the caller counts
+    /// the redelivery).
+    static func writeResult(_ outcome: AppendOutcome, keyedByBody: Bool = false) throws -> WriteResult {
         switch outcome {
         case .appended(let r): return WriteResult(eventID: r.eventID, position: r.position, duplicate: false)
         case .duplicate(let r, _): return WriteResult(eventID: r.eventID, position: r.position, duplicate: true)
-        case .keyConflict(let existing) where keyedByContent:
+        case .keyConflict(let existing) where keyedByBody:
             return WriteResult(eventID: existing.eventID, position: existing.position, duplicate: true)
         case .keyConflict:
             throw ServiceError.conflict("an event with this idempotency key already exists with different content")
