@@ -18,10 +18,15 @@ enum ForcedResume: Sendable {
 
 /// Every suspended connection, so each one is resumed exactly once.
 ///
-/// Suspending and resuming both happen under one lock: a worker finishing, the request-timeout
+/// Suspending and resuming both happen under a lock: a worker finishing, the request-timeout
 /// watchdog and `stop()` race to resume, the first wins and the others find nothing. Once closed
 /// (during stop) nothing can be suspended again, so `MHD_stop_daemon` never meets a suspended
 /// connection (an API violation in libmicrohttpd).
+///
+/// The entries are split into stripes by token, each with its own lock: every request takes
+/// a lock here two or three times (suspend, deadline, resume) from the polling threads and
+/// the thread answering a group commit, and a single lock made those threads queue on one
+/// another (measured as futex waits and wake-ups on every webhook).
 final class SuspensionRegistry: @unchecked Sendable {
     private struct Entry {
         let connection: ConnectionHandle
@@ -30,19 +35,31 @@ final class SuspensionRegistry: @unchecked Sendable {
         var onForcedResume: (@Sendable (ForcedResume) -> Void)?
     }
 
-    private let lock = NSLock()
-    private var entries: [ObjectIdentifier: Entry] = [:]
-    private var closed = false
+    private final class Stripe: @unchecked Sendable {
+        let lock = NSLock()
+        var entries: [ObjectIdentifier: Entry] = [:]
+        var closed = false
+    }
+
+    private static let stripeCount = 16
+    private let stripes: [Stripe] = (0..<SuspensionRegistry.stripeCount).map { _ in Stripe() }
+
+    /// Tokens are heap objects (16-byte aligned): the bits above the alignment spread them.
+    private func stripe(_ token: AnyObject) -> Stripe {
+        let address = UInt(bitPattern: Unmanaged.passUnretained(token).toOpaque())
+        return stripes[Int((address >> 4) % UInt(Self.stripeCount))]
+    }
 
     /// Suspends `connection` on behalf of `token`; false (and nothing suspended) once closed.
     /// Must be called from the access handler or content reader of that connection.
     func suspend(_ connection: ConnectionHandle, token: AnyObject, deadline: ContinuousClock.Instant? = nil,
                  onForcedResume: (@Sendable (ForcedResume) -> Void)? = nil) -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        guard !closed else { return false }
+        let stripe = stripe(token)
+        stripe.lock.lock()
+        defer { stripe.lock.unlock() }
+        guard !stripe.closed else { return false }
         MHD_suspend_connection(connection.pointer)
-        entries[ObjectIdentifier(token)] = Entry(
+        stripe.entries[ObjectIdentifier(token)] = Entry(
             connection: connection, token: token, deadline: deadline, onForcedResume: onForcedResume)
         return true
     }
@@ -50,9 +67,10 @@ final class SuspensionRegistry: @unchecked Sendable {
     /// Resumes `token`'s connection after running `prepare`, unless someone resumed it already.
     @discardableResult
     func resume(_ token: AnyObject, prepare: () -> Void = {}) -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        guard let entry = entries.removeValue(forKey: ObjectIdentifier(token)) else { return false }
+        let stripe = stripe(token)
+        stripe.lock.lock()
+        defer { stripe.lock.unlock() }
+        guard let entry = stripe.entries.removeValue(forKey: ObjectIdentifier(token)) else { return false }
         prepare()
         MHD_resume_connection(entry.connection.pointer)
         return true
@@ -63,54 +81,64 @@ final class SuspensionRegistry: @unchecked Sendable {
     @discardableResult
     func tighten(_ token: AnyObject, deadline: ContinuousClock.Instant,
                  onTimeout: @escaping @Sendable () -> Void) -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
+        let stripe = stripe(token)
+        stripe.lock.lock()
+        defer { stripe.lock.unlock() }
         let key = ObjectIdentifier(token)
-        guard var entry = entries[key] else { return false }
+        guard var entry = stripe.entries[key] else { return false }
         if let current = entry.deadline, current <= deadline { return true }
         let previous = entry.onForcedResume
         entry.deadline = deadline
         entry.onForcedResume = { reason in
             if case .timedOut = reason { onTimeout() } else { previous?(reason) }
         }
-        entries[key] = entry
+        stripe.entries[key] = entry
         return true
     }
 
     /// Resumes every connection whose deadline has passed.
     func resumeOverdue(now: ContinuousClock.Instant) {
-        lock.lock()
-        defer { lock.unlock() }
-        for (key, entry) in entries {
-            guard let deadline = entry.deadline, deadline <= now else { continue }
-            entries.removeValue(forKey: key)
-            entry.onForcedResume?(.timedOut)
-            MHD_resume_connection(entry.connection.pointer)
+        for stripe in stripes {
+            stripe.lock.lock()
+            for (key, entry) in stripe.entries {
+                guard let deadline = entry.deadline, deadline <= now else { continue }
+                stripe.entries.removeValue(forKey: key)
+                entry.onForcedResume?(.timedOut)
+                MHD_resume_connection(entry.connection.pointer)
+            }
+            stripe.lock.unlock()
         }
     }
 
-    /// Refuses further suspensions and resumes everything still suspended.
+    /// Refuses further suspensions and resumes everything still suspended. Stripes close one
+    /// after another; a suspension made meanwhile in a later stripe is resumed when its turn
+    /// comes, so nothing is left suspended when this returns.
     func closeAndResumeAll() {
-        lock.lock()
-        defer { lock.unlock() }
-        closed = true
-        for entry in entries.values {
-            entry.onForcedResume?(.shuttingDown)
-            MHD_resume_connection(entry.connection.pointer)
+        for stripe in stripes {
+            stripe.lock.lock()
+            stripe.closed = true
+            for entry in stripe.entries.values {
+                entry.onForcedResume?(.shuttingDown)
+                MHD_resume_connection(entry.connection.pointer)
+            }
+            stripe.entries.removeAll()
+            stripe.lock.unlock()
         }
-        entries.removeAll()
     }
 
     /// True while `token`'s connection is suspended and nobody has answered it yet.
     func isWaiting(_ token: AnyObject) -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return entries[ObjectIdentifier(token)] != nil
+        let stripe = stripe(token)
+        stripe.lock.lock()
+        defer { stripe.lock.unlock() }
+        return stripe.entries[ObjectIdentifier(token)] != nil
     }
 
     var count: Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return entries.count
+        stripes.reduce(0) { total, stripe in
+            stripe.lock.lock()
+            defer { stripe.lock.unlock() }
+            return total + stripe.entries.count
+        }
     }
 }
