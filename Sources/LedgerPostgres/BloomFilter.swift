@@ -38,6 +38,14 @@ struct BloomFilter: Sendable {
         insertions += 1
     }
 
+    /// Adds every member of `other`, a filter of the same size and hash count (in the
+    /// same process: the hash is seeded per process). Counts its insertions as this one's.
+    mutating func formUnion(_ other: BloomFilter) {
+        precondition(other.words.count == words.count && other.hashes == hashes, "Bloom filters of different shapes")
+        for index in words.indices { words[index] |= other.words[index] }
+        insertions += other.insertions
+    }
+
     /// The first bit position and the odd step between positions.
     private static func start(_ member: String) -> (UInt64, UInt64) {
         var hasher = Hasher()

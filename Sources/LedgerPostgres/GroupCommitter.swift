@@ -57,7 +57,7 @@ public final class GroupCommitter: @unchecked Sendable {
     /// Stream versions as of the writer's last commit (writer thread only).
     private let streamVersions = StreamVersionCache()
     /// The keys and streams the writer has sent, to skip most probes (writer thread only).
-    private let probeHints = ProbeHints()
+    private let probeHints: ProbeHints
     private let projector: BatchProjector?
     private let maxBatch: Int
     /// Beyond this many events waiting, new submissions are refused at once (503 upstream):
@@ -91,6 +91,9 @@ public final class GroupCommitter: @unchecked Sendable {
         public var probeHintMisses: Int64 = 0
         /// Committed batches that skipped ledger.append_prepare's round trip (`ChainAppend`).
         public var roundTripsSkipped: Int64 = 0
+        /// The probe hints' seed has been read from the store (always false without one);
+        /// the writer merges it before its next batch.
+        public var hintsSeeded = false
         /// Writer time, in nanoseconds, of committed batches: BEGIN and the append,
         /// the projector, and COMMIT (with its fsync). Their sum against the wall
         /// clock tells how busy the single writer is.
@@ -100,17 +103,42 @@ public final class GroupCommitter: @unchecked Sendable {
         public init() {}
     }
 
+    /// - Parameter seedHints: when given, the writer probes every key and stream until
+    ///   this has been read from the store on another thread (`ProbeHints`): what a
+    ///   service restarted on an existing ledger wants. Without it the hints start empty.
     public init(pool: ConnectionPool, projector: BatchProjector? = nil, maxBatch: Int = 1000,
-                maxQueuedEvents: Int = 50_000) {
+                maxQueuedEvents: Int = 50_000, seedHints: ProbeHintSeed? = nil) {
         self.pool = pool
         self.projector = projector
         self.maxBatch = maxBatch
         self.maxQueuedEvents = max(1, maxQueuedEvents)
+        probeHints = ProbeHints(awaitingSeed: seedHints != nil)
         let thread = Thread { [self] in
             Thread.current.name = "ledger-writer"   // named from inside: Linux names the running thread only
             self.writerLoop()
         }
         thread.start()
+        if let seedHints {
+            let seeder = Thread { [self] in
+                Thread.current.name = "ledger-hint-seed"
+                self.seed(seedHints)
+            }
+            seeder.start()
+        }
+    }
+
+    /// Reads the seed until it succeeds (the database may not be up yet) or the committer stops.
+    private func seed(_ seed: ProbeHintSeed) {
+        while !condition.withLock({ stopping }) {
+            do {
+                let (keys, streams) = try pool.withConnection { try seed.read(on: $0) }
+                probeHints.absorb(keys: keys, streams: streams)
+                statisticsLock.withLock { statistics.hintsSeeded = true }
+                return
+            } catch {
+                Thread.sleep(forTimeInterval: 1)
+            }
+        }
     }
 
     public var stats: Statistics { statisticsLock.withLock { statistics } }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// What lets the single writer skip most of `ledger.append_prepare`'s probes: a
 /// new idempotency key and a new stream each cost PostgreSQL an index probe
 /// (about 3 and 2.4 µs) on the writer's serial path, and almost every key a
@@ -19,14 +21,26 @@
 /// (the current and the previous `keysPerGeneration`); streams are never
 /// forgotten, since forgetting one would turn its next event into a miss.
 ///
+/// After a restart the filters would be empty, and every order that existed
+/// before would cost a miss on its next event. A committer made with
+/// `awaitingSeed` therefore probes everything until `absorb` hands it what the
+/// store already holds (`ProbeHints.seed`: the streams of recently updated orders
+/// and enrollments, the keys of the newest events), read on another thread.
+///
 /// @unchecked Sendable: used by one writer thread at a time (the
-/// GroupCommitter's), never concurrently.
+/// GroupCommitter's), never concurrently; only `absorb` comes from another
+/// thread, through `seedLock`.
 public final class ProbeHints: @unchecked Sendable {
     private var keys: BloomFilter
     private var previousKeys: BloomFilter?
     private var streams: BloomFilter
     private let keysPerGeneration: Int
     private let keyBits: Int
+    private let streamBits: Int
+    /// True until a seed was merged: every batch probes everything meanwhile (writer thread only).
+    private var awaitingSeed: Bool
+    private let seedLock = NSLock()
+    private var pendingSeed: (keys: BloomFilter, streams: BloomFilter)?   // guarded by seedLock
     /// Batches still to probe everything before the next optimistic one.
     private var cooldown = 0
     private var nextCooldown = ProbeHints.shortestCooldown
@@ -39,15 +53,42 @@ public final class ProbeHints: @unchecked Sendable {
     ///   - keysPerGeneration: keys remembered in one filter before it becomes the previous one.
     ///   - streamBits: size of the streams' filter (2 MiB by default: about 2% false
     ///     "maybe" at two million streams, more beyond).
-    public init(keysPerGeneration: Int = 1 << 20, streamBits: Int = 1 << 24) {
+    ///   - awaitingSeed: take nothing for new until `absorb` delivers what the store holds.
+    public init(keysPerGeneration: Int = 1 << 20, streamBits: Int = 1 << 24, awaitingSeed: Bool = false) {
         self.keysPerGeneration = max(1, keysPerGeneration)
         keyBits = self.keysPerGeneration * 8
+        self.streamBits = streamBits
         keys = BloomFilter(bits: keyBits)
         streams = BloomFilter(bits: streamBits)
+        self.awaitingSeed = awaitingSeed
+    }
+
+    /// Keys and streams that already exist in the store, from any thread: the writer
+    /// merges them before its next batch, and from then on may skip probes again.
+    public func absorb(keys seededKeys: some Sequence<String>, streams seededStreams: some Sequence<String>) {
+        var keyFilter = BloomFilter(bits: keyBits)
+        for key in seededKeys { keyFilter.insert(key) }
+        var streamFilter = BloomFilter(bits: streamBits)
+        for stream in seededStreams { streamFilter.insert(stream) }
+        seedLock.withLock { pendingSeed = (keyFilter, streamFilter) }
+    }
+
+    /// False while a seed is awaited and has not arrived (writer thread).
+    var isSeeded: Bool {
+        if awaitingSeed, let seed = seedLock.withLock({ () -> (keys: BloomFilter, streams: BloomFilter)? in
+            defer { pendingSeed = nil }
+            return pendingSeed
+        }) {
+            keys.formUnion(seed.keys)
+            streams.formUnion(seed.streams)
+            awaitingSeed = false
+        }
+        return !awaitingSeed
     }
 
     /// Whether the next batch may skip probes; counts the batch against the cooldown.
     func beginBatch() -> Bool {
+        guard isSeeded else { return false }
         if batchesSinceMiss < Int.max { batchesSinceMiss += 1 }
         if cooldown > 0 {
             cooldown -= 1

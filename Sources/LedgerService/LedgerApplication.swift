@@ -34,8 +34,11 @@ public final class LedgerApplication: Sendable {
         readDatabase.poolSize = max(1, http.pollingThreads) + 1   // + the DocumentBatcher's
         readDatabase.statementTimeoutSeconds = http.requestTimeoutSeconds
         let readPool = ConnectionPool(configuration: readDatabase)
+        // After a restart the writer learns the recent orders and keys before it skips probes
+        // again (README, *Most probes are skipped*).
         let committer = GroupCommitter(pool: pool, projector: OrderProjection(
-            cache: configuration.orderStateCacheSize > 0 ? OrderStateCache(capacity: configuration.orderStateCacheSize) : nil))
+            cache: configuration.orderStateCacheSize > 0 ? OrderStateCache(capacity: configuration.orderStateCacheSize) : nil),
+            seedHints: ProbeHintSeed())
         let registry = MetricsRegistry()
         let metrics = ServiceMetrics(registry: registry, committer: committer, pool: pool, readPool: readPool)
         let documents = DocumentBatcher(pool: readPool)

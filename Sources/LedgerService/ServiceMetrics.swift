@@ -32,6 +32,8 @@ struct ServiceMetrics: Sendable {
                                        help: "Group commits that skipped the probe round trip: nothing to probe, the head known from the writer's last commit")
         let probeMisses = registry.counter("ledger_group_commit_probe_misses_total",
                                            help: "Group commits whose idempotency key or stream, taken for new without a probe, already existed (rolled back and retried with every key and stream probed)")
+        let hintsSeeded = registry.gauge("ledger_group_commit_hints_seeded",
+                                         help: "1 once the writer's probe hints hold the recent orders and keys read at startup (until then every key and stream is probed)")
         let writerSeconds = registry.counter("ledger_group_commit_seconds_total",
                                              help: "Writer time of committed group commits, by phase: append (with BEGIN), project (read models), commit (with its fsync)",
                                              labels: ["phase"])
@@ -54,6 +56,7 @@ struct ServiceMetrics: Sendable {
             retried.increment(by: Double(now.retriedBatches - before.retriedBatches))
             probeMisses.increment(by: Double(now.probeHintMisses - before.probeHintMisses))
             skipped.increment(by: Double(now.roundTripsSkipped - before.roundTripsSkipped))
+            hintsSeeded.set(now.hintsSeeded ? 1 : 0)
             writerSeconds.increment(by: Double(now.appendNanos - before.appendNanos) / 1e9, "append")
             writerSeconds.increment(by: Double(now.projectNanos - before.projectNanos) / 1e9, "project")
             writerSeconds.increment(by: Double(now.commitNanos - before.commitNanos) / 1e9, "commit")

@@ -528,6 +528,12 @@ final class RouteTests {
         #expect(lines.contains { $0.hasPrefix(#"ledger_db_read_pool_connections{state="max"}"#) })
         #expect(lines.contains { $0.hasPrefix("ledger_http_request_duration_seconds_bucket{") && $0.contains(#"route="register_order""#) },
                 "a latency histogram by route")
+        var seeded = try ledger.metric("ledger_group_commit_hints_seeded")
+        for _ in 0..<50 where seeded != 1 {
+            Thread.sleep(forTimeInterval: 0.1)
+            seeded = try ledger.metric("ledger_group_commit_hints_seeded")
+        }
+        #expect(seeded == 1, "the writer's probe hints were read from the store at startup")
     }
 
     @Test("openapi.json is an OpenAPI 3.1 document with a path and method for every route")
