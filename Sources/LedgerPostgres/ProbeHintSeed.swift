@@ -33,7 +33,7 @@ public struct ProbeHintSeed: Sendable {
             }
             guard page.count > 0 else { break }
             for row in 0..<page.count { streams.append("order-" + (try page.string(row, "merchant_order_no"))) }
-            after = (try page.string(page.count - 1, "updated_at"), try page.string(page.count - 1, "merchant_order_no"))
+            after = (try page.string(page.count - 1, "updated_text"), try page.string(page.count - 1, "merchant_order_no"))
             if page.count < pageSize { break }
         }
         var enrollments = 0
@@ -59,13 +59,13 @@ public struct ProbeHintSeed: Sendable {
 
     // The orders' pages walk `orders_updated (updated_at, merchant_order_no)` backwards.
     static let newestOrdersSQL = """
-        SELECT merchant_order_no, updated_at::text AS updated_at
+        SELECT merchant_order_no, updated_at::text AS updated_text
           FROM ledger.orders
          ORDER BY updated_at DESC, merchant_order_no DESC
          LIMIT $1
         """
     static let olderOrdersSQL = """
-        SELECT merchant_order_no, updated_at::text AS updated_at
+        SELECT merchant_order_no, updated_at::text AS updated_text
           FROM ledger.orders
          WHERE (updated_at, merchant_order_no) < ($1::timestamptz, $2::text)
          ORDER BY updated_at DESC, merchant_order_no DESC
