@@ -103,11 +103,13 @@ public final class GroupCommitter: @unchecked Sendable {
         public init() {}
     }
 
-    /// - Parameter seedHints: when given, the writer probes every key and stream until
-    ///   this has been read from the store on another thread (`ProbeHints`): what a
-    ///   service restarted on an existing ledger wants. Without it the hints start empty.
+    /// - Parameters:
+    ///   - seedHints: when given, the writer probes every key and stream until
+    ///     this has been read from the store on another thread (`ProbeHints`): what a
+    ///     service restarted on an existing ledger wants. Without it the hints start empty.
+    ///   - writerNice: the nice value the writer thread asks for (`WriterPriority`); 0 leaves it alone.
     public init(pool: ConnectionPool, projector: BatchProjector? = nil, maxBatch: Int = 1000,
-                maxQueuedEvents: Int = 50_000, seedHints: ProbeHintSeed? = nil) {
+                maxQueuedEvents: Int = 50_000, seedHints: ProbeHintSeed? = nil, writerNice: Int32 = 0) {
         self.pool = pool
         self.projector = projector
         self.maxBatch = maxBatch
@@ -115,6 +117,7 @@ public final class GroupCommitter: @unchecked Sendable {
         probeHints = ProbeHints(awaitingSeed: seedHints != nil)
         let thread = Thread { [self] in
             Thread.current.name = "ledger-writer"   // named from inside: Linux names the running thread only
+            self.priorityHandoff.deliver(WriterPriority.apply(writerNice))
             self.writerLoop()
         }
         thread.start()
@@ -142,6 +145,10 @@ public final class GroupCommitter: @unchecked Sendable {
     }
 
     public var stats: Statistics { statisticsLock.withLock { statistics } }
+
+    /// The writer thread's priority as it set it at start (nil if it did not report within 2 s).
+    public var writerPriority: WriterPriority? { priorityHandoff.wait(seconds: 2) }
+    private let priorityHandoff = WriterPriorityHandoff()
 
     /// Queues `events`; `completion` runs after commit, on the committer's
     /// answering queue (serial, in commit order): keep it short.

@@ -38,7 +38,10 @@ public final class LedgerApplication: Sendable {
         // again (README, *Most probes are skipped*).
         let committer = GroupCommitter(pool: pool, projector: OrderProjection(
             cache: configuration.orderStateCacheSize > 0 ? OrderStateCache(capacity: configuration.orderStateCacheSize) : nil),
-            seedHints: ProbeHintSeed())
+            seedHints: ProbeHintSeed(), writerNice: Int32(configuration.writerNice))
+        if let priority = committer.writerPriority {
+            if priority.applied { logger.info(priority.description) } else { logger.warning(priority.description) }
+        }
         let registry = MetricsRegistry()
         let metrics = ServiceMetrics(registry: registry, committer: committer, pool: pool, readPool: readPool)
         let documents = DocumentBatcher(pool: readPool)

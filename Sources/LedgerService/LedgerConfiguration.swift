@@ -29,6 +29,10 @@ public struct LedgerConfiguration: Sendable {
     public var orderStateCacheSize: Int = Self.defaultOrderStateCacheSize
     public static let defaultOrderStateCacheSize = 0
 
+    /// The nice value the single writer thread asks for (`WriterPriority`; 0 leaves it alone).
+    public var writerNice: Int = Self.defaultWriterNice
+    public static let defaultWriterNice = -10
+
     public var database: DatabaseConfiguration { DatabaseConfiguration(connectionString: databaseURL) }
 
     /// Reads the variables of operations.md; throws a `ConfigurationError` naming the bad one.
@@ -49,6 +53,7 @@ public struct LedgerConfiguration: Sendable {
                                     range: 1...1_000_000)
         let stateCache = try integer(env, "LEDGER_ORDER_STATE_CACHE", default: defaultOrderStateCacheSize,
                                      range: 0...1_000_000)
+        let writerNice = try integer(env, "LEDGER_WRITER_NICE", default: defaultWriterNice, range: -20...19)
         var configuration = LedgerConfiguration(
             databaseURL: url,
             listenHost: String(listen[..<colon]),
@@ -62,6 +67,7 @@ public struct LedgerConfiguration: Sendable {
         configuration.quarantineMaxBytes = Int64(quarantineMax)
         configuration.quarantinePerSourcePerMinute = perSource
         configuration.orderStateCacheSize = stateCache
+        configuration.writerNice = writerNice
         return configuration
     }
 
