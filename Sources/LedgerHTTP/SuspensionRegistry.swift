@@ -41,13 +41,14 @@ final class SuspensionRegistry: @unchecked Sendable {
         var closed = false
     }
 
-    private static let stripeCount = 16
+    private static let stripeCount = 16   // the hash's top 4 bits
     private let stripes: [Stripe] = (0..<SuspensionRegistry.stripeCount).map { _ in Stripe() }
 
-    /// Tokens are heap objects (16-byte aligned): the bits above the alignment spread them.
+    /// A multiplicative hash of the token's address (Fibonacci hashing): objects of one
+    /// size the allocator places a fixed stride apart still spread over the stripes.
     private func stripe(_ token: AnyObject) -> Stripe {
-        let address = UInt(bitPattern: Unmanaged.passUnretained(token).toOpaque())
-        return stripes[Int((address >> 4) % UInt(Self.stripeCount))]
+        let address = UInt64(UInt(bitPattern: Unmanaged.passUnretained(token).toOpaque()))
+        return stripes[Int((address &* 0x9E37_79B9_7F4A_7C15) >> 60)]
     }
 
     /// Suspends `connection` on behalf of `token`; false (and nothing suspended) once closed.
@@ -96,7 +97,8 @@ final class SuspensionRegistry: @unchecked Sendable {
         return true
     }
 
-    /// Resumes every connection whose deadline has passed.
+    /// Resumes every connection whose deadline has passed. (`onForcedResume` runs under a
+    /// stripe's lock: it must not call back into the registry.)
     func resumeOverdue(now: ContinuousClock.Instant) {
         for stripe in stripes {
             stripe.lock.lock()

@@ -107,9 +107,11 @@ public final class GroupCommitter: @unchecked Sendable {
     ///   - seedHints: when given, the writer probes every key and stream until
     ///     this has been read from the store on another thread (`ProbeHints`): what a
     ///     service restarted on an existing ledger wants. Without it the hints start empty.
+    ///   - onHintSeedError: told when reading the seed failed (it is retried every second).
     ///   - writerNice: the nice value the writer thread asks for (`WriterPriority`); 0 leaves it alone.
     public init(pool: ConnectionPool, projector: BatchProjector? = nil, maxBatch: Int = 1000,
-                maxQueuedEvents: Int = 50_000, seedHints: ProbeHintSeed? = nil, writerNice: Int32 = 0) {
+                maxQueuedEvents: Int = 50_000, seedHints: ProbeHintSeed? = nil,
+                onHintSeedError: (@Sendable (Error) -> Void)? = nil, writerNice: Int32 = 0) {
         self.pool = pool
         self.projector = projector
         self.maxBatch = maxBatch
@@ -124,21 +126,31 @@ public final class GroupCommitter: @unchecked Sendable {
         if let seedHints {
             let seeder = Thread { [self] in
                 Thread.current.name = "ledger-hint-seed"
-                self.seed(seedHints)
+                self.seed(seedHints, onError: onHintSeedError)
             }
             seeder.start()
         }
     }
 
-    /// Reads the seed until it succeeds (the database may not be up yet) or the committer stops.
-    private func seed(_ seed: ProbeHintSeed) {
-        while !condition.withLock({ stopping }) {
+    /// Reads the seed until it succeeds (the database may not be up yet) or the committer
+    /// stops; reports the first failure and then every 60th (one a minute) to `onError`.
+    private func seed(_ seed: ProbeHintSeed, onError: (@Sendable (Error) -> Void)?) {
+        var failures = 0
+        let stopRequested = { [self] in condition.withLock { stopping } }
+        while !stopRequested() {
             do {
-                let (keys, streams) = try pool.withConnection { try seed.read(on: $0) }
-                probeHints.absorb(keys: keys, streams: streams)
+                var filters = probeHints.emptySeed()
+                let finished = try pool.withConnection {
+                    try seed.read(on: $0, shouldStop: stopRequested,
+                                  key: { filters.insert(key: $0) }, stream: { filters.insert(stream: $0) })
+                }
+                guard finished else { return }
+                probeHints.absorb(filters)
                 statisticsLock.withLock { statistics.hintsSeeded = true }
                 return
             } catch {
+                if failures % 60 == 0 { onError?(error) }
+                failures += 1
                 Thread.sleep(forTimeInterval: 1)
             }
         }

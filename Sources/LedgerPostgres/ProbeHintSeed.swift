@@ -20,41 +20,56 @@ public struct ProbeHintSeed: Sendable {
         self.pageSize = max(1, pageSize)
     }
 
+    /// Everything the seed reads, in memory (for tests and small ledgers).
     public func read(on connection: PostgresConnection) throws -> (keys: [String], streams: [String]) {
-        var streams: [String] = []
+        var keys: [String] = [], streams: [String] = []
+        _ = try read(on: connection, key: { keys.append($0) }, stream: { streams.append($0) })
+        return (keys, streams)
+    }
+
+    /// Hands each stream and key to `stream` and `key` as its page arrives, so nothing
+    /// but a page is held. `shouldStop` is asked before every page; answers false when
+    /// it stopped the read.
+    public func read(on connection: PostgresConnection, shouldStop: () -> Bool = { false },
+                     key: (String) -> Void, stream: (String) -> Void) throws -> Bool {
+        var streams = 0
         var after: (updatedAt: String, no: String)?
-        while streams.count < streamLimit {
-            let limit = SQLValue.int(Int64(min(pageSize, streamLimit - streams.count)))
+        while streams < streamLimit {
+            if shouldStop() { return false }
+            let limit = SQLValue.int(Int64(min(pageSize, streamLimit - streams)))
             let page: QueryResult
             if let after {
                 page = try connection.query(Self.olderOrdersSQL, [.text(after.updatedAt), .text(after.no), limit])
             } else {
                 page = try connection.query(Self.newestOrdersSQL, [limit])
             }
-            guard page.count > 0 else { break }
-            for row in 0..<page.count { streams.append("order-" + (try page.string(row, "merchant_order_no"))) }
+            for row in 0..<page.count { stream("order-" + (try page.string(row, "merchant_order_no"))) }
+            streams += page.count
+            guard page.count == pageSize else { break }
             after = (try page.string(page.count - 1, "updated_text"), try page.string(page.count - 1, "merchant_order_no"))
-            if page.count < pageSize { break }
         }
         var enrollments = 0
         var lastRef: String?
         while enrollments < streamLimit {
+            if shouldStop() { return false }
             let limit = SQLValue.int(Int64(min(pageSize, streamLimit - enrollments)))
             let page = try connection.query(Self.enrollmentsSQL, [lastRef.map(SQLValue.text) ?? .null, limit])
-            for row in 0..<page.count { streams.append("enrollment-" + (try page.string(row, "enrollment_ref"))) }
+            for row in 0..<page.count { stream("enrollment-" + (try page.string(row, "enrollment_ref"))) }
             enrollments += page.count
             guard page.count == pageSize else { break }
             lastRef = try page.string(page.count - 1, "enrollment_ref")
         }
-        var keys: [String] = []
+        var keys = 0
         var position = try connection.query(Self.firstKeyPositionSQL, [.int(Int64(keyLimit))]).int64(0, "after")
-        while keys.count < keyLimit {
-            let page = try connection.query(Self.keysSQL, [.int(position), .int(Int64(min(pageSize, keyLimit - keys.count)))])
-            for row in 0..<page.count { keys.append(try page.string(row, "idempotency_key")) }
-            guard page.count > 0 else { break }
+        while keys < keyLimit {
+            if shouldStop() { return false }
+            let page = try connection.query(Self.keysSQL, [.int(position), .int(Int64(min(pageSize, keyLimit - keys)))])
+            for row in 0..<page.count { key(try page.string(row, "idempotency_key")) }
+            keys += page.count
+            guard page.count == pageSize else { break }
             position = try page.int64(page.count - 1, "position")
         }
-        return (keys, streams)
+        return true
     }
 
     // The orders' pages walk `orders_updated (updated_at, merchant_order_no)` backwards.

@@ -40,7 +40,7 @@ public final class ProbeHints: @unchecked Sendable {
     /// True until a seed was merged: every batch probes everything meanwhile (writer thread only).
     private var awaitingSeed: Bool
     private let seedLock = NSLock()
-    private var pendingSeed: (keys: BloomFilter, streams: BloomFilter)?   // guarded by seedLock
+    private var pendingSeed: Seed?   // guarded by seedLock
     /// Batches still to probe everything before the next optimistic one.
     private var cooldown = 0
     private var nextCooldown = ProbeHints.shortestCooldown
@@ -63,19 +63,44 @@ public final class ProbeHints: @unchecked Sendable {
         self.awaitingSeed = awaitingSeed
     }
 
-    /// Keys and streams that already exist in the store, from any thread: the writer
-    /// merges them before its next batch, and from then on may skip probes again.
-    public func absorb(keys seededKeys: some Sequence<String>, streams seededStreams: some Sequence<String>) {
-        var keyFilter = BloomFilter(bits: keyBits)
-        for key in seededKeys { keyFilter.insert(key) }
-        var streamFilter = BloomFilter(bits: streamBits)
-        for stream in seededStreams { streamFilter.insert(stream) }
-        seedLock.withLock { pendingSeed = (keyFilter, streamFilter) }
+    /// Filters of these hints' shape, to fill on any thread and hand over with `absorb`.
+    public struct Seed: Sendable {
+        fileprivate var keys: BloomFilter
+        fileprivate var streams: BloomFilter
+        public mutating func insert(key: String) { keys.insert(key) }
+        public mutating func insert(stream: String) { streams.insert(stream) }
     }
 
-    /// False while a seed is awaited and has not arrived (writer thread).
+    public func emptySeed() -> Seed {
+        Seed(keys: BloomFilter(bits: keyBits), streams: BloomFilter(bits: streamBits))
+    }
+
+    /// Keys and streams that already exist in the store, from any thread: the writer
+    /// merges them before its next batch, and from then on may skip probes again.
+    /// Seeds handed over before a merge are all merged.
+    public func absorb(_ seed: Seed) {
+        seedLock.withLock {
+            if var pending = pendingSeed {
+                pending.keys.formUnion(seed.keys)
+                pending.streams.formUnion(seed.streams)
+                pendingSeed = pending
+            } else {
+                pendingSeed = seed
+            }
+        }
+    }
+
+    public func absorb(keys seededKeys: some Sequence<String>, streams seededStreams: some Sequence<String>) {
+        var seed = emptySeed()
+        for key in seededKeys { seed.insert(key: key) }
+        for stream in seededStreams { seed.insert(stream: stream) }
+        absorb(seed)
+    }
+
+    /// Merges a seed handed over since the last batch; false while a seed is awaited and
+    /// has not arrived (writer thread).
     var isSeeded: Bool {
-        if awaitingSeed, let seed = seedLock.withLock({ () -> (keys: BloomFilter, streams: BloomFilter)? in
+        if let seed = seedLock.withLock({ () -> Seed? in
             defer { pendingSeed = nil }
             return pendingSeed
         }) {

@@ -48,7 +48,9 @@ final class WriterPriorityHandoff: @unchecked Sendable {
 
     /// The outcome, waiting up to `seconds` for the writer thread to report it.
     func wait(seconds: Double) -> WriterPriority? {
-        if lock.withLock({ outcome }) == nil { _ = ready.wait(timeout: .now() + seconds) }
+        if lock.withLock({ outcome }) == nil, ready.wait(timeout: .now() + seconds) == .success {
+            ready.signal()   // for any other caller waiting at the same time
+        }
         return lock.withLock { outcome }
     }
 }

@@ -38,7 +38,12 @@ public final class LedgerApplication: Sendable {
         // again (README, *Most probes are skipped*).
         let committer = GroupCommitter(pool: pool, projector: OrderProjection(
             cache: configuration.orderStateCacheSize > 0 ? OrderStateCache(capacity: configuration.orderStateCacheSize) : nil),
-            seedHints: ProbeHintSeed(), writerNice: Int32(configuration.writerNice))
+            seedHints: ProbeHintSeed(),
+            onHintSeedError: { [logger] error in
+                logger.warning("the writer's probe hints could not be read from the store yet: it probes every key and stream meanwhile, and tries again each second",
+                               [("error", .string(String(describing: error)))])
+            },
+            writerNice: Int32(configuration.writerNice))
         if let priority = committer.writerPriority {
             if priority.applied { logger.info(priority.description) } else { logger.warning(priority.description) }
         }

@@ -3,6 +3,7 @@ import LedgerCore
 @testable import LedgerPostgres
 @testable import LedgerService
 import LedgerTestSupport
+import Synchronization
 import Testing
 
 /// A restarted service's writer knows nothing of the orders and keys already stored:
@@ -98,6 +99,37 @@ struct ProbeHintSeedTests {
         #expect(none.streams.isEmpty && none.keys.isEmpty)
     }
 
+    @Test("orders updated at the very same instant are each read once across pages")
+    func pagesWithTiedTimes() throws {
+        let db = try TestDatabase.create("hintseedties")
+        defer { LedgerFixture.drop(db) }
+        let c = try db.connect()
+        defer { c.close() }
+        for no in ["T-1", "T-2", "T-3", "T-4", "T-5"] { try NewOrderRowTests.writeOrphanRow(no, on: c) }
+        try c.query("UPDATE ledger.orders SET updated_at = '2026-11-30 05:00:00.123456+00'")
+        let read = try ProbeHintSeed(pageSize: 2).read(on: c)
+        #expect(read.streams == ["order-T-5", "order-T-4", "order-T-3", "order-T-2", "order-T-1"])
+    }
+
+    @Test("with the database down the seed fails, is reported and retried, the writer stays unseeded, and shutdown is not held up")
+    func seedWhileDatabaseDown() throws {
+        // A pool whose server does not answer: port 1 on loopback refuses connections.
+        var configuration = DatabaseConfiguration(connectionString: "postgresql://postgres@127.0.0.1:1/none?connect_timeout=1")
+        configuration.poolSize = 2
+        configuration.acquireTimeoutSeconds = 1
+        let dead = ConnectionPool(configuration: configuration)
+        defer { dead.close() }
+        let errors = Mutex(0)
+        let committer = GroupCommitter(pool: dead, seedHints: ProbeHintSeed(),
+                                       onHintSeedError: { _ in errors.withLock { $0 += 1 } })
+        Thread.sleep(forTimeInterval: 1.5)
+        #expect(!committer.stats.hintsSeeded)
+        #expect(errors.withLock { $0 } >= 1, "the first failure is reported")
+        let started = Date()
+        committer.shutdown()
+        #expect(Date().timeIntervalSince(started) < 5, "shutdown waited for the seeder")
+    }
+
     @Test("absorbed filters keep what the writer already held and add what the seed brings")
     func absorbKeepsBoth() {
         let hints = ProbeHints(keysPerGeneration: 1000, streamBits: 1 << 14, awaitingSeed: true)
@@ -108,5 +140,11 @@ struct ProbeHintSeedTests {
         #expect(hints.beginBatch(), "the seed merged, batches may be optimistic again")
         #expect(hints.mayExist(key: "sent-key") && hints.mayExist(key: "old-key"))
         #expect(hints.mayExist(stream: "order-SENT") && hints.mayExist(stream: "order-OLD"))
+
+        // Seeds handed over together are all merged; one after the merge still counts.
+        hints.absorb(keys: ["late-1"], streams: [])
+        hints.absorb(keys: ["late-2"], streams: ["order-LATE"])
+        #expect(hints.beginBatch())
+        #expect(hints.mayExist(key: "late-1") && hints.mayExist(key: "late-2") && hints.mayExist(stream: "order-LATE"))
     }
 }

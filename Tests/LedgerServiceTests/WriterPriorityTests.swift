@@ -27,12 +27,14 @@ struct WriterPriorityTests {
         defer { committer.shutdown() }
         let priority = try #require(committer.writerPriority, "the writer thread did not report its priority")
         #expect(priority.requested == -5)
-        if geteuid() == 0 {
-            #expect(priority.applied, "root may raise a thread's priority: \(priority)")
+        // Whether it may (root with CAP_SYS_NICE, or an RLIMIT_NICE allowing it) depends on the
+        // host: what is checked is that the report matches what the thread runs at.
+        let inherited = try Self.nice(ofThread: getpid())
+        if priority.applied {
             #expect(try Self.nice(ofThread: priority.threadID) == -5)
         } else {
-            // Without the privilege the refusal is reported, never a crash or a silent pass.
-            #expect(!priority.applied && [EPERM, EACCES].contains(priority.errorCode), "\(priority)")
+            #expect([EPERM, EACCES].contains(priority.errorCode), "\(priority)")
+            #expect(try Self.nice(ofThread: priority.threadID) == inherited, "a refused request changes nothing")
             #expect(priority.description.contains("LimitNICE"))
         }
         // The writer still works at its priority.
