@@ -20,7 +20,7 @@ import LedgerCore
 /// writer's monotonic clock, never before the head (`StreamVersionCache.
 /// recordingTime`). Should anyone else have appended since, their events hold the
 /// positions this batch takes: the position's unique index refuses the COPY, and
-/// the batch is retried with the round trip (`ProbeHintMiss`).
+/// the batch is retried with the round trip (`HeadMoved`; the probe hints stay trusted).
 struct ChainAppend {
     /// A stored event the batch's keys name.
     private struct Stored {
@@ -247,6 +247,9 @@ struct ChainAppend {
                     try whileStoring(known)
                 }
             } catch let error as PostgresError where mayMiss && error.sqlState == "23505" {
+                // The position's index is checked first (the table's first index): a batch
+                // chained to a head that moved meets it before any key or stream it guessed.
+                if skipped != nil && error.constraint == Self.positionConstraint { throw HeadMoved(cause: error) }
                 hints?.missed()
                 throw ProbeHintMiss(cause: error)
             }
@@ -293,6 +296,9 @@ struct ChainAppend {
     /// lock is held (a wait for the lock, say `ledger rebuild` holding it): past it, or
     /// ahead of that clock, the batch is retried with the round trip.
     static let recordingLagLimitMicros: Int64 = 250_000
+
+    /// The unique constraint on ledger.events' position (Migrations/002).
+    static let positionConstraint = "events_pkey"
 
     /// How much COPY data is built before it is sent.
     static let chunkBytes = 64 * 1024

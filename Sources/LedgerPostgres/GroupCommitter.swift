@@ -85,7 +85,8 @@ public final class GroupCommitter: @unchecked Sendable {
         public var duplicates: Int64 = 0
         public var failedBatches: Int64 = 0
         /// Batches tried a second time in full because the projector asked (`rolledBack`),
-        /// or because a key or stream taken for new existed (`probeHintMisses`).
+        /// because a key or stream taken for new existed (`probeHintMisses`), or because
+        /// another writer had moved the head (`HeadMoved`).
         public var retriedBatches: Int64 = 0
         /// Batches whose key or stream, taken for new without a probe, did exist (`ProbeHints`).
         public var probeHintMisses: Int64 = 0
@@ -331,7 +332,8 @@ public final class GroupCommitter: @unchecked Sendable {
         } catch {
             streamVersions.invalidate()   // rolled back, or its outcome unknown
             let projectorAsks = projector?.rolledBack() ?? false
-            return (.failure(error), PhaseTiming(), projectorAsks || error is ProbeHintMiss || error is SkippedRoundTripRefused)
+            return (.failure(error), PhaseTiming(),
+                    projectorAsks || error is ProbeHintMiss || error is SkippedRoundTripRefused || error is HeadMoved)
         }
     }
 

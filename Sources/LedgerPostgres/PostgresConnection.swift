@@ -167,7 +167,7 @@ public final class PostgresConnection: @unchecked Sendable {
             if prepared {
                 do {
                     result = try executePrepared(conn, sql, parameters)
-                } catch PostgresError.server(let state, _, _) where state == "26000" && !inTransaction {
+                } catch PostgresError.server(let state, _, _, _) where state == "26000" && !inTransaction {
                     // The session lost the statement (DISCARD ALL, a pooler in between): prepare again.
                     statements.removeAll()
                     result = try executePrepared(conn, sql, parameters)
@@ -541,7 +541,8 @@ public final class PostgresConnection: @unchecked Sendable {
             return String(cString: p)
         }
         if let state = field(UInt8(ascii: "C")) {
-            return .server(sqlState: state, message: field(UInt8(ascii: "M")) ?? "", detail: field(UInt8(ascii: "D")))
+            return .server(sqlState: state, message: field(UInt8(ascii: "M")) ?? "", detail: field(UInt8(ascii: "D")),
+                           constraint: field(UInt8(ascii: "n")))
         }
         let message = String(cString: PQresultErrorMessage(result)).trimmedLine
         if PQstatus(conn) != CONNECTION_OK {

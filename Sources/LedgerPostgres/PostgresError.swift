@@ -7,8 +7,9 @@ public enum PostgresError: Error, CustomStringConvertible, Sendable {
     case connectionFailed(String)
     /// An established connection broke (server restart, network).
     case connectionLost(String)
-    /// The server answered with an error: SQLSTATE plus its own message.
-    case server(sqlState: String, message: String, detail: String?)
+    /// The server answered with an error: SQLSTATE plus its own message, and the
+    /// constraint it names, if any (a unique violation names its index's constraint).
+    case server(sqlState: String, message: String, detail: String?, constraint: String? = nil)
     /// No pooled connection became free within the wait limit.
     case poolExhausted(waitedSeconds: Double)
     /// The result did not have the shape the caller expected.
@@ -19,7 +20,7 @@ public enum PostgresError: Error, CustomStringConvertible, Sendable {
         case .invalidConnectionString(let m): return "invalid DATABASE_URL: \(m)"
         case .connectionFailed(let m): return "cannot connect to PostgreSQL: \(m)"
         case .connectionLost(let m): return "lost the connection to PostgreSQL: \(m)"
-        case .server(let state, let message, let detail):
+        case .server(let state, let message, let detail, _):
             return "PostgreSQL error \(state): \(message)" + (detail.map { " (\($0))" } ?? "")
         case .poolExhausted(let s): return "no database connection became free within \(s) s"
         case .unexpectedResult(let m): return "unexpected result from PostgreSQL: \(m)"
@@ -30,7 +31,7 @@ public enum PostgresError: Error, CustomStringConvertible, Sendable {
     public var isUnavailable: Bool {
         switch self {
         case .connectionFailed, .connectionLost, .poolExhausted: return true
-        case .server(let state, _, _):
+        case .server(let state, _, _, _):
             // Class 08 connection exceptions, 57P0x admin/crash shutdown, 53 resources.
             return state.hasPrefix("08") || state.hasPrefix("57P") || state.hasPrefix("53")
         default: return false
@@ -38,7 +39,13 @@ public enum PostgresError: Error, CustomStringConvertible, Sendable {
     }
 
     public var sqlState: String? {
-        if case .server(let state, _, _) = self { return state }
+        if case .server(let state, _, _, _) = self { return state }
+        return nil
+    }
+
+    /// The constraint a server error names (PG_DIAG_CONSTRAINT_NAME), if any.
+    public var constraint: String? {
+        if case .server(_, _, _, let constraint) = self { return constraint }
         return nil
     }
 }

@@ -103,7 +103,7 @@ extension PostgresConnection {
         }
         if let failure {
             results.forEach { PQclear($0) }
-            if case .server(let state, _, _) = failure, state == "26000" {
+            if case .server(let state, _, _, _) = failure, state == "26000" {
                 // The session lost its prepared statements (DISCARD ALL, a pooler in between):
                 // they are prepared again on next use, and the caller may retry at once.
                 forgetPreparedStatements()

@@ -109,9 +109,12 @@ public final class PreparedEvent: Sendable {
     /// grows at its right edge like the position's, instead of taking every
     /// insert at a random leaf of a large tree.
     static func timeOrderedUUID(now: Timestamp = .now()) -> [UInt8] {
-        var b = RandomPool.shared.bytes(16)
+        // 48 bits of milliseconds, then 80 random bits (74 once the version and variant are set).
         let millis = UInt64(max(0, now.microseconds / 1_000))
-        for i in 0..<6 { b[i] = UInt8(truncatingIfNeeded: millis >> (8 * (5 - i))) }
+        var b = [UInt8]()
+        b.reserveCapacity(16)
+        for i in 0..<6 { b.append(UInt8(truncatingIfNeeded: millis >> (8 * (5 - i)))) }
+        b.append(contentsOf: RandomPool.shared.bytes(10))
         b[6] = (b[6] & 0x0f) | 0x70
         b[8] = (b[8] & 0x3f) | 0x80
         return b

@@ -164,6 +164,17 @@ public struct SkippedRoundTripRefused: Error, CustomStringConvertible {
     }
 }
 
+/// A batch that skipped ledger.append_prepare's round trip found its first position
+/// taken: another writer appended since this writer's last commit. Nothing the probe
+/// hints guessed was wrong, so they stay trusted (no cooldown); the batch is retried at
+/// once with the round trip, which reads the head as it is now.
+public struct HeadMoved: Error, CustomStringConvertible {
+    public let cause: PostgresError
+    public var description: String {
+        "another writer appended since the writer's last commit (\(cause)); the batch is retried with the round trip"
+    }
+}
+
 /// An optimistic batch (see `ProbeHints`) met an idempotency key or stream that
 /// already existed: its transaction rolled back, and it is worth trying again at
 /// once with every key and stream probed.
