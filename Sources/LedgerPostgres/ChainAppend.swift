@@ -77,7 +77,8 @@ struct ChainAppend {
         var clockBase: (postgresMicros: Int64, uptimeNanos: UInt64)?
         // The round trip skipped: nothing to probe, and the head known from the writer's
         // last commit (see "the round trip skipped" above `append`).
-        let skipped = optimistic && keys.isEmpty && probed.isEmpty ? cache?.recordingTime() : nil
+        let skipped = optimistic && keys.isEmpty && probed.isEmpty && (hints?.roundTripAllowed ?? false)
+            ? cache?.recordingTime() : nil
         var replacesVersions = false
         if let skipped {
             (headPosition, headHash, recordedMicros) = skipped
@@ -247,9 +248,16 @@ struct ChainAppend {
                     try whileStoring(known)
                 }
             } catch let error as PostgresError where mayMiss && error.sqlState == "23505" {
-                // The position's index is checked first (the table's first index): a batch
-                // chained to a head that moved meets it before any key or stream it guessed.
-                if skipped != nil && error.constraint == Self.positionConstraint { throw HeadMoved(cause: error) }
+                // A batch chained to a head that moved meets the position's index on its first
+                // row. PostgreSQL checks a row's unique indexes in the order of their OIDs, and
+                // the position's comes first as the migrations build the table; should it not
+                // (a REINDEX CONCURRENTLY, a dump and restore), a row that also repeats a key
+                // or stream is reported on that one, and the batch counts as a miss: slower
+                // (the probe cooldown), never wrong.
+                if skipped != nil && error.constraint == Self.positionConstraint {
+                    hints?.headMoved()
+                    throw HeadMoved(cause: error)
+                }
                 hints?.missed()
                 throw ProbeHintMiss(cause: error)
             }

@@ -12,7 +12,7 @@ import Foundation
 /// (appended before this process started, or by another writer), the COPY fails
 /// with a unique violation, the transaction rolls back whole, and the batch is
 /// tried again with every key and stream probed (`ProbeHintMiss`). After a miss
-/// the writer probes everything for a while (`cooldown`), longer after each miss
+/// the writer probes everything for a while (`Cooldown`), longer after each miss
 /// that follows soon after the last, so traffic that keeps missing (a restart
 /// under redeliveries of old events) costs a failed batch only now and then.
 ///
@@ -41,10 +41,14 @@ public final class ProbeHints: @unchecked Sendable {
     private var awaitingSeed: Bool
     private let seedLock = NSLock()
     private var pendingSeed: Seed?   // guarded by seedLock
-    /// Batches still to probe everything before the next optimistic one.
-    private var cooldown = 0
-    private var nextCooldown = ProbeHints.shortestCooldown
-    private var batchesSinceMiss = Int.max
+    /// After a miss: batches that probe everything.
+    private var probeCooldown = Cooldown()
+    /// After another writer moved the head (`HeadMoved`): batches that make
+    /// ledger.append_prepare's round trip (reading the head as it is), though they
+    /// still skip the probes of keys and streams never sent.
+    private var roundTripCooldown = Cooldown()
+    /// Whether the batch begun last may skip the round trip (`beginBatch`).
+    private(set) var roundTripAllowed = true
 
     static let shortestCooldown = 64
     static let longestCooldown = 4096
@@ -111,15 +115,12 @@ public final class ProbeHints: @unchecked Sendable {
         return !awaitingSeed
     }
 
-    /// Whether the next batch may skip probes; counts the batch against the cooldown.
+    /// Whether the next batch may skip probes; counts the batch against the cooldowns
+    /// (and sets `roundTripAllowed` for it).
     func beginBatch() -> Bool {
+        roundTripAllowed = roundTripCooldown.tick()
         guard isSeeded else { return false }
-        if batchesSinceMiss < Int.max { batchesSinceMiss += 1 }
-        if cooldown > 0 {
-            cooldown -= 1
-            return false
-        }
-        return true
+        return probeCooldown.tick()
     }
 
     /// Whether `key` may already be stored: false only for a key this writer never sent.
@@ -145,10 +146,38 @@ public final class ProbeHints: @unchecked Sendable {
     /// An optimistic batch met a key or stream that did exist: probe everything for a
     /// while, twice as long as last time if the last miss was recent.
     func missed() {
-        nextCooldown = batchesSinceMiss <= 2 * nextCooldown
-            ? min(2 * nextCooldown, Self.longestCooldown) : Self.shortestCooldown
-        cooldown = nextCooldown
-        batchesSinceMiss = 0
+        probeCooldown.trip()
+    }
+
+    /// A batch that skipped the round trip found another writer's events where it
+    /// meant to append (`HeadMoved`): make the round trip for a while (twice as long
+    /// if it happened recently), so a second live writer costs a failed batch now and
+    /// then, not every other batch. Nothing the filters said was wrong: keys and
+    /// streams never sent still go unprobed.
+    func headMoved() {
+        roundTripCooldown.trip()
+    }
+
+    /// Batches to hold back after a failure: `shortestCooldown`, twice as many when the
+    /// failure comes within twice the last cooldown of the one before, up to `longestCooldown`.
+    struct Cooldown {
+        private var remaining = 0
+        private var next = ProbeHints.shortestCooldown
+        private var batchesSinceTrip = Int.max
+
+        /// Counts one batch: true when the cooldown is over (the batch may be optimistic).
+        mutating func tick() -> Bool {
+            if batchesSinceTrip < Int.max { batchesSinceTrip += 1 }
+            guard remaining > 0 else { return true }
+            remaining -= 1
+            return false
+        }
+
+        mutating func trip() {
+            next = batchesSinceTrip <= 2 * next ? min(2 * next, ProbeHints.longestCooldown) : ProbeHints.shortestCooldown
+            remaining = next
+            batchesSinceTrip = 0
+        }
     }
 }
 
@@ -166,8 +195,9 @@ public struct SkippedRoundTripRefused: Error, CustomStringConvertible {
 
 /// A batch that skipped ledger.append_prepare's round trip found its first position
 /// taken: another writer appended since this writer's last commit. Nothing the probe
-/// hints guessed was wrong, so they stay trusted (no cooldown); the batch is retried at
-/// once with the round trip, which reads the head as it is now.
+/// hints guessed was wrong, so keys and streams never sent stay unprobed; the batch is
+/// retried at once with the round trip, which reads the head as it is now, and the next
+/// batches make it too for a while (`ProbeHints.headMoved`).
 public struct HeadMoved: Error, CustomStringConvertible {
     public let cause: PostgresError
     public var description: String {
