@@ -208,6 +208,30 @@ struct SkippedRoundTripTests {
         #expect(events == 4)
     }
 
+    @Test("a delivery another writer stored just before, taken for new by the skip path, is answered as its duplicate")
+    func headMovedOverTheSameKey() throws {
+        let db = try TestDatabase.create("skipsamekey")
+        let pool = db.pool(size: 2)
+        defer { pool.close() }
+        let committer = GroupCommitter(pool: pool)
+        defer { committer.shutdown() }
+        let other = try db.connect()
+        for n in 0..<3 { _ = try committer.append([sampleEvent(key: "w-\(n)", stream: "order-W")]) }
+        #expect(committer.stats.roundTripsSkipped >= 1)
+        // The same delivery reaches another writer first: its key and stream are new to this one,
+        // and its position is the one this writer's next batch takes.
+        let stored = try other.transaction { try EventStore().append([sampleEvent(key: "same", stream: "order-S")], on: $0) }
+        let answer = try committer.append([sampleEvent(key: "same", stream: "order-S")])
+        guard case .duplicate(let receipt, _) = answer.first else {
+            Issue.record("not answered as a duplicate: \(answer)")
+            return
+        }
+        #expect(receipt.position == stored.first?.receipt?.position)
+        #expect(try count("SELECT count(*) AS n FROM ledger.events WHERE idempotency_key = 'same'", on: other) == 1)
+        #expect(committer.stats.retriedBatches == 1, "\(committer.stats)")
+        #expect(try ChainVerifier().verify(on: other) == .intact(events: 4, head: 4))
+    }
+
     @Test("another writer appending between two batches is caught by the position's index, and the batch retried after it without a probe cooldown")
     func anotherWriterBetweenBatches() throws {
         let db = try TestDatabase.create("skipother")
