@@ -56,25 +56,26 @@ public enum BanxaWebhook {
         guard let auth = WebhookAuth.header(headers, "authorization"), !auth.isEmpty else {
             throw .missingSignature(header: "Authorization")
         }
-        let utf8 = Array(auth.utf8)
-        guard utf8.count > 7, String(decoding: utf8[0..<7], as: UTF8.self).lowercased() == "bearer " else {
+        guard let (key, sigText, nonce) = credentials(authorization: auth) else {
             throw .malformedSignature("the Authorization header must be 'Bearer KEY:SIGNATURE:NONCE'")
         }
-        let credentials = String(decoding: utf8[7...], as: UTF8.self)
-        // Split from the right: the key is whatever precedes the last two colons.
-        let parts = credentials.split(separator: ":", omittingEmptySubsequences: false)
-        guard parts.count >= 3 else {
-            throw .malformedSignature("the Authorization header must be 'Bearer KEY:SIGNATURE:NONCE'")
-        }
-        let nonce = String(parts[parts.count - 1])
-        let sigText = String(parts[parts.count - 2])
-        let key = parts[0..<(parts.count - 2)].joined(separator: ":")
         let signature = try WebhookAuth.signatureBytes(sigText)
         let signedAt = try parseNonce(nonce)
         guard Crypto.constantTimeEqual(Array(key.utf8), Array(apiKey.utf8)) else { throw .unknownAPIKey }
         let index = try WebhookAuth.matchKey(secrets, signature: signature, message: message(path: path, nonce: nonce, body: body))
         try WebhookAuth.checkWindow(signedAt, now: now, toleranceSeconds: toleranceSeconds)
         return WebhookVerification(keyIndex: index, keyId: WebhookAuth.keyId(secrets[index]), signedAt: signedAt)
+    }
+
+    /// The parts of an `Authorization: Bearer KEY:SIGNATURE:NONCE` value, split from the
+    /// right: the key is whatever precedes the last two colons (it may hold one). Nil when
+    /// the value is not of that shape.
+    public static func credentials(authorization: String) -> (key: String, signature: String, nonce: String)? {
+        let utf8 = Array(authorization.utf8)
+        guard utf8.count > 7, String(decoding: utf8[0..<7], as: UTF8.self).lowercased() == "bearer " else { return nil }
+        let parts = String(decoding: utf8[7...], as: UTF8.self).split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count >= 3 else { return nil }
+        return (parts[0..<(parts.count - 2)].joined(separator: ":"), String(parts[parts.count - 2]), String(parts[parts.count - 1]))
     }
 
     /// Milliseconds (13 digits) or microseconds (16 digits) since the epoch.

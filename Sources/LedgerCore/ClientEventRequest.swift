@@ -2,8 +2,9 @@
 /// `{provider, callback, payload, clientEventId (UUID), occurredAt?, sdkVersion?}`.
 public enum ClientEventRequest {
     /// An SDK callback for an order: Banxa and BankPay (transaction flow)
-    /// payloads are checked against their SDKs; other providers may relay any
-    /// callback name with any JSON payload.
+    /// payloads are checked against their SDKs; other providers may relay a
+    /// callback of one of the names providers.md lists (`knownNames`), with any
+    /// JSON payload.
     public static func parse(merchantOrderNo: MerchantOrderNo, body: [UInt8], receivedAt: Timestamp) throws(CoreError) -> ClientSignal {
         let (_, f) = try FieldReader.parseObject(body, what: "request body")
         let common = try Common(f)
@@ -19,6 +20,9 @@ public enum ClientEventRequest {
         case BankPayCallbacks.provider:
             (callback, payload) = try BankPayCallbacks.normalize(callback: common.callback, payload: common.payload, flow: .transaction)
         default:
+            guard knownNames.contains(common.callback) else {
+                throw .unknownCallback(provider: common.provider, callback: common.callback)
+            }
             callback = common.callback
             payload = common.payload ?? .object([])
         }
@@ -26,6 +30,12 @@ public enum ClientEventRequest {
                             clientEventId: common.clientEventId, occurredAt: common.occurredAt, receivedAt: receivedAt,
                             sdkVersion: common.sdkVersion)
     }
+
+    /// The callback names of providers.md (and http-api.md's client events): Banxa's
+    /// delegate callbacks and BankPay's dictionaries.
+    public static let knownNames: Set<String> = Set(BanxaCallbacks.names).union([
+        BankPayCallbacks.bankAccountAdded, BankPayCallbacks.acceptedServiceFee, BankPayCallbacks.close, BankPayCallbacks.error,
+    ])
 
     /// A BankPay enrollment callback, for the enrollment's own stream.
     public static func parseEnrollment(enrollmentRef: String, body: [UInt8], receivedAt: Timestamp) throws(CoreError) -> EnrollmentSignal {

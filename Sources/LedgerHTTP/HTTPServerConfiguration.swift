@@ -46,13 +46,13 @@ public struct HTTPServerConfiguration: Sendable, Equatable {
             (configuration.host, configuration.port) = try parseListenAddress(listen)
         }
         func integer(_ name: String, _ range: ClosedRange<Int>) throws(HTTPServerError) -> Int? {
-            guard let text = environment[name] else { return nil }
+            guard let text = environment[name], !text.isEmpty else { return nil }   // empty: the default, as for every variable
             guard let value = Int(text.trimmingSpaces()), range.contains(value) else {
                 throw .invalidConfiguration("\(name) must be an integer in \(range.lowerBound)...\(range.upperBound), got \"\(text)\"")
             }
             return value
         }
-        if let value = try integer("LEDGER_MAX_BODY", 1...(1 << 30)) { configuration.maxBodyBytes = value }
+        if let value = try integer("LEDGER_MAX_BODY", 1...(64 << 20)) { configuration.maxBodyBytes = value }   // LedgerConfiguration's range
         if let value = try integer("LEDGER_HTTP_WORKERS", 1...1024) { configuration.workerThreads = value }
         if let value = try integer("LEDGER_HTTP_THREADS", 1...256) { configuration.pollingThreads = value }
         if let value = try integer("LEDGER_HTTP_MAX_CONNECTIONS", 1...1_000_000) { configuration.connectionLimit = value }

@@ -65,6 +65,10 @@ struct BadInputTests {
         #expect(ce(#"{"provider":"web3","callback":"x","clientEventId":"not-a-uuid"}"#)?.reason == "invalid_field")
         #expect(ce(#"{"provider":"web3","callback":"x"}"#) == .missingField("clientEventId"))
         #expect(ce(#"{"provider":"web3","callback":"x","clientEventId":"6f1c2a4e-3f1d-4c8a-9e2b-5d6f7a8b9c0d","occurredAt":"yesterday"}"#)?.reason == "invalid_field")
+        // Callback names are providers.md's, whatever the provider.
+        #expect(ce(#"{"provider":"web3","callback":"anything","payload":{},"clientEventId":"6f1c2a4e-3f1d-4c8a-9e2b-5d6f7a8b9c0d"}"#)
+                == .unknownCallback(provider: "web3", callback: "anything"))
+        #expect(ce(#"{"provider":"acme","callback":"close","payload":{"x":1},"clientEventId":"6f1c2a4e-3f1d-4c8a-9e2b-5d6f7a8b9c0d"}"#) == nil)
         func obs(_ json: String) -> CoreError? { coreError { try OrderRequests.observation(merchantOrderNo: orderNo("A"), body: bytes(json), receivedAt: t0) } }
         #expect(obs(#"{"provider":"acme","response":{"state":"paid"}}"#) == .missingField("status"))
         #expect(obs(#"{"provider":"acme","response":{"status":0}}"#) == .statusOutOfRange("0"))

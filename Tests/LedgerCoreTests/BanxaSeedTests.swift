@@ -26,6 +26,17 @@ struct BanxaSeedTests {
         #expect(BanxaWebhook.signature(secret: Self.secret, nonce: Self.nonce, body: Self.body) == Self.expectedSignature)
     }
 
+    @Test("Authorization credentials split from the right: a key holding ':' verifies, and its signature and nonce are found")
+    func credentialsFromTheRight() throws {
+        let parts = try #require(BanxaWebhook.credentials(authorization: "Bearer a:b:\(Self.expectedSignature):\(Self.nonce)"))
+        #expect(parts.key == "a:b" && parts.signature == Self.expectedSignature && parts.nonce == Self.nonce)
+        #expect(BanxaWebhook.credentials(authorization: "Bearer key:sig") == nil)
+        #expect(BanxaWebhook.credentials(authorization: "Basic a:b:c") == nil)
+        let verification = try BanxaWebhook.verify(headers: Self.headers(key: "a:b"), body: Self.body, apiKey: "a:b",
+                                                   secrets: [Self.secret], now: Self.now)
+        #expect(verification.keyIndex == 0)
+    }
+
     @Test("a signed v2 webhook maps to a status observation dated by status_date read as UTC")
     func ingest() throws {
         let (v, event) = try BanxaWebhook.ingest(headers: Self.headers(), body: Self.body, apiKey: Self.apiKey,

@@ -28,6 +28,16 @@ struct CLITests {
     var env: [String: String] { ["DATABASE_URL": db.url] }
     init() throws { db = try TestDatabase.create("cli") }
 
+    @Test("no command is a usage error: one line on stderr, nothing on stdout, exit 64; --help prints the usage")
+    func noCommand() {
+        let bare = CLIRun()
+        #expect(bare([], env: env) == 64)
+        #expect(bare.output.isEmpty && bare.errorLines.count == 1, "\(bare.output) \(bare.errorLines)")
+        let help = CLIRun()
+        #expect(help(["--help"], env: env) == 0)
+        #expect(help.output.first?.hasPrefix("usage: ledger") == true && help.errorLines.isEmpty)
+    }
+
     @Test("token create prints the token on its last line and stores only its hash")
     func tokenCreate() throws {
         let run = CLIRun()

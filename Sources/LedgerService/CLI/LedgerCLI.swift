@@ -22,7 +22,7 @@ public struct LedgerCLI {
         usage: ledger <command> [options]
 
           migrate [--status]                      apply Migrations/*.sql, or list applied and pending
-          serve                                   HTTP server, projections and the poller
+          serve                                   the HTTP API (read models kept in each write's commit)
           token create --role R --name N [--ttl 30d]   print a new token on its last line
           token list | token revoke NAME          manage tokens
           replay --order NO [--as-of TIME] [--json]    an order's history, event by event
@@ -35,9 +35,13 @@ public struct LedgerCLI {
 
     public func run(_ arguments: [String]) -> Int32 {
         do {
-            guard let command = arguments.first, command != "--help", command != "-h", command != "help" else {
+            guard let command = arguments.first else {
+                errorOutput("ledger: no command given; `ledger --help` lists them (migrate, serve, token, replay, verify, rebuild)")
+                return 64
+            }
+            guard command != "--help", command != "-h", command != "help" else {
                 output(Self.usage)
-                return arguments.isEmpty ? 64 : 0
+                return 0
             }
             let rest = Array(arguments.dropFirst())
             switch command {

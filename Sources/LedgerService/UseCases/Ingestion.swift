@@ -86,12 +86,12 @@ struct Ingestion: Sendable {
             if error.isUnauthenticated { quarantine.keep(request, provider: BanxaWebhook.provider, error: error) }
             throw error
         }
-        // "Bearer KEY:SIGNATURE:NONCE": keep the signature and nonce and the path they cover.
-        let parts = (request.header("authorization") ?? "").split(separator: ":", omittingEmptySubsequences: false)
+        // Keep the signature and nonce and the path they cover, read as the verification read them.
+        let credentials = BanxaWebhook.credentials(authorization: request.header("authorization") ?? "")
         let signedWith: JSONValue = .object([
             ("path", .string(BanxaWebhook.path)),
-            ("signature", .string(parts.count == 3 ? String(parts[1]) : "")),
-            ("nonce", .string(parts.count == 3 ? String(parts[2]) : "")),
+            ("signature", .string(credentials?.signature ?? "")),
+            ("nonce", .string(credentials?.nonce ?? "")),
         ])
         return try commit(event, raw: request.body, request: request, verifiedBy: "signature", signedWith: signedWith,
                           keyedByBody: true)
