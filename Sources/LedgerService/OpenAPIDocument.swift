@@ -6,7 +6,7 @@ enum OpenAPIDocument {
       "info": {
         "title": "ledger",
         "version": "1.0.0",
-        "description": "An append-only payment ledger for three payment products (the web3 crypto gateway, the Banxa fiat on-ramp and the BankPay ACH SDK). Provider webhooks, query results, operator corrections and SDK callbacks are stored as events in PostgreSQL; each order's state (the read model) is a pure function of its events.\n\nConventions:\n- JSON in and out, UTF-8. Errors are `application/problem+json` (RFC 9457: `type`, `title`, `status`, `detail`).\n- Times are RFC 3339 in UTC with `Z`. Amounts are decimal strings (`\"40\"`, `\"0.015\"`), never JSON numbers in responses.\n- `{no}` is a merchantOrderNo: 1-64 characters of `A-Z a-z 0-9 . _ : -`.\n\nAuthentication: every route except the two webhooks and the four operations routes takes `Authorization: Bearer TOKEN`. A token carries one role (created with `ledger token create --role ROLE --name NAME`, stored hashed):\n- `ingest`: the merchant backend. Registers orders, reports query observations, relays SDK callbacks, mints client tokens, reads one order (`GET /v1/orders/{no}`, emails masked).\n- `support`: reads orders, lists and timelines, emails masked.\n- `auditor`: everything support may, unmasked (including raw bodies), plus corrections and the ledger head; also exports.\n- `accountant`: exports.\n- `client`: an order-scoped token minted for an app; may only relay SDK callbacks for that one order, and expires.\nMissing or unknown token: 401. Known token with the wrong role, or a client token for another order: 403. Each operation lists its roles in its description and in the `x-roles` extension (an empty array means no bearer token is used).\n\nWebhooks authenticate by the provider's signature instead of a token (see the webhook operations and the `web3Signature` / `banxaSignature` schemes). A delivery that fails verification is answered 401 and kept byte for byte in a quarantine of rejected deliveries, never in the ledger.\n\nDurability: a 2xx on any write means the event is committed in PostgreSQL. When the database cannot be reached the answer is 503 with `Retry-After`, never a 2xx and never a hang past the request timeout. A replayed write with the same content answers 200 with `\"duplicate\": true` and appends nothing new.\n\nLimits on every route: a body over `LEDGER_MAX_BODY` (default 1 MiB) gets 413; oversized request headers get 431; request-smuggling shapes (conflicting `Content-Length` / `Transfer-Encoding` and the like) get 400 and the connection is closed; an unknown path gets 404 and a wrong method 405 with `Allow`, all as problem+json."
+        "description": "An append-only payment ledger for three payment products (the web3 crypto gateway, the Banxa fiat on-ramp and the BankPay ACH SDK). Provider webhooks, query results, operator corrections and SDK callbacks are stored as events in PostgreSQL; each order's state (the read model) is a pure function of its events.\n\nConventions:\n- JSON in and out, UTF-8. Errors are `application/problem+json` (RFC 9457: `type`, `title`, `status`, `detail`).\n- Times are RFC 3339 in UTC with `Z`. Amounts are decimal strings (`\"40\"`, `\"0.015\"`), never JSON numbers in responses.\n- `{no}` is a merchantOrderNo: 1-64 characters of `A-Z a-z 0-9 . _ : -`.\n\nAuthentication: every route except the two webhooks and the four operations routes takes `Authorization: Bearer TOKEN`. A token carries one role (created with `ledger token create --role ROLE --name NAME`, stored hashed):\n- `ingest`: the merchant backend. Registers orders, reports query observations, relays SDK callbacks, mints client tokens, reads one order (`GET /v1/orders/{no}`, emails masked).\n- `support`: reads orders, lists and timelines, emails masked.\n- `auditor`: everything support may, unmasked (including raw bodies), plus corrections and the ledger head; also exports.\n- `accountant`: exports.\n- `client`: an order-scoped token minted for an app; may only relay SDK callbacks for that one order, and expires.\nMissing or unknown token: 401. Known token with the wrong role, or a client token for another order: 403. Each operation lists its roles in its description and in the `x-roles` extension (an empty array means no bearer token is used).\n\nWebhooks authenticate by the provider's signature instead of a token (see the webhook operations and the `web3Signature` / `banxaSignature` schemes). A delivery that fails verification is answered 401 and kept byte for byte in a quarantine of rejected deliveries, never in the ledger.\n\nDurability: a 2xx on any write means the event is committed in PostgreSQL. When the database cannot be reached the answer is 503 with `Retry-After`, never a 2xx and never a hang past the request timeout. A replayed write with the same content answers 200 with `\"duplicate\": true` and appends nothing new.\n\nLimits on every route: a body over `LEDGER_MAX_BODY` (default 1 MiB) gets 413; request-smuggling shapes (conflicting `Content-Length` / `Transfer-Encoding` and the like) get 400 and the connection is closed; an unknown path gets 404 and a wrong method 405 with `Allow`, all as problem+json. Request headers over 16 KiB in all get 431, answered by the HTTP library itself with a short HTML body, not problem+json."
       },
       "servers": [
         {
@@ -173,21 +173,21 @@ enum OpenAPIDocument {
             },
             "responses": {
               "201": {
-                "description": "Registered: the order's state.",
+                "description": "Registered: the order's state, with \"duplicate\": false.",
                 "content": {
                   "application/json": {
                     "schema": {
-                      "$ref": "#/components/schemas/Order"
+                      "$ref": "#/components/schemas/RegisteredOrder"
                     }
                   }
                 }
               },
               "200": {
-                "description": "Already registered with the same content: the order's state; nothing appended.",
+                "description": "Already registered with the same content: the order's state, with \"duplicate\": true; nothing appended.",
                 "content": {
                   "application/json": {
                     "schema": {
-                      "$ref": "#/components/schemas/Order"
+                      "$ref": "#/components/schemas/RegisteredOrder"
                     }
                   }
                 }
@@ -491,6 +491,9 @@ enum OpenAPIDocument {
           "parameters": [
             {
               "$ref": "#/components/parameters/OrderNo"
+            },
+            {
+              "$ref": "#/components/parameters/IdempotencyKey"
             }
           ],
           "post": {
@@ -755,6 +758,9 @@ enum OpenAPIDocument {
           "parameters": [
             {
               "$ref": "#/components/parameters/OrderNo"
+            },
+            {
+              "$ref": "#/components/parameters/IdempotencyKey"
             }
           ],
           "post": {
@@ -1366,6 +1372,26 @@ enum OpenAPIDocument {
                 "description": "For an amount mismatch: the asset compared."
               }
             }
+          },
+          "RegisteredOrder": {
+            "description": "The answer to POST /v1/orders: the order, and whether the registration was a replay.",
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/Order"
+              },
+              {
+                "type": "object",
+                "required": [
+                  "duplicate"
+                ],
+                "properties": {
+                  "duplicate": {
+                    "type": "boolean",
+                    "description": "True when the same content was registered before (200)."
+                  }
+                }
+              }
+            ]
           },
           "Order": {
             "type": "object",
@@ -2594,6 +2620,18 @@ enum OpenAPIDocument {
           }
         },
         "parameters": {
+          "IdempotencyKey": {
+            "name": "Idempotency-Key",
+            "in": "header",
+            "required": false,
+            "description": "Makes a retry of this write a duplicate (200, `duplicate: true`) rather than a new event: for an observation without `observedAt` (otherwise keyed by its arrival time), or a correction without `correctionId`. 1-128 visible ASCII characters, else 400. Scoped to the order.",
+            "schema": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 128
+            },
+            "example": "poll-2026-11-30T07:00:00Z"
+          },
           "OrderNo": {
             "name": "no",
             "in": "path",

@@ -21,10 +21,12 @@ final class RouteTests {
         #expect(first["merchantOrderNo"]?.stringValue == "R-1")
         #expect(first["status"]?.int64Value == 1)
         #expect(first["expectedAmount"]?.stringValue == "40")
+        #expect(first["duplicate"]?.boolValue == false)
 
         let again = try ledger.register("R-1", amount: "40")
         #expect(again.status == 200, "\(again)")
         #expect(again["merchantOrderNo"]?.stringValue == "R-1")
+        #expect(again["duplicate"]?.boolValue == true)
         let respelled = try ledger.register("R-1", amount: "40.00")
         #expect(respelled.status == 200, "the same amount spelled differently is the same content: \(respelled)")
 
@@ -225,6 +227,9 @@ final class RouteTests {
         #expect(unknown.status == 404 && unknown.isProblem, "\(unknown)")
         let noReason = try ledger.client.post("/v1/orders/K-2/corrections", token: ledger.auditor, json: #"{"status":5}"#)
         #expect(noReason.status == 400 && noReason.isProblem, "\(noReason)")
+        let badKey = try ledger.client.post("/v1/orders/K-2/corrections", token: ledger.auditor, json: body,
+                                            headers: [("Idempotency-Key", String(repeating: "k", count: 129))])
+        #expect(badKey.status == 400 && badKey.isProblem && badKey.text.contains("Idempotency-Key"), "\(badKey)")
     }
 
     // MARK: reading one order

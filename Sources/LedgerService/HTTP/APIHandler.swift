@@ -156,7 +156,7 @@ struct APIHandler: Sendable {
             return Self.ack(try ingestion.banxaWebhook(request, now: now))
         case "register_order":
             let (created, order) = try ingestion.register(request, principal: principal!, now: now)
-            return json(created ? 201 : 200, order, masked: masked)
+            return json(created ? 201 : 200, Self.flagged(order, duplicate: !created), masked: masked)
         case "get_order":
             let no = try orderNo()
             if let asOf = request.query["asOf"] {
@@ -216,6 +216,13 @@ struct APIHandler: Sendable {
                                              ("duplicate", .bool(result.duplicate))]
         if let order, let state = try? ingestion.orderJSON(order) { fields.append(("order", state)) }
         return json(result.duplicate ? 200 : 201, .object(fields), masked: masked)
+    }
+
+    /// The order with the `duplicate` flag every write answers with (http-api.md, *Durability*).
+    static func flagged(_ order: JSONValue, duplicate: Bool) -> JSONValue {
+        guard case .object(var fields) = order else { return order }
+        fields.append(("duplicate", .bool(duplicate)))
+        return .object(fields)
     }
 
     private func json(_ status: Int, _ value: JSONValue, masked: Bool) -> HTTPResponse {

@@ -133,11 +133,8 @@ struct Ingestion: Sendable {
         }
         // Without observedAt the core keys a query observation by its arrival time, so a
         // replay would be a new event. An Idempotency-Key header makes replays duplicates.
-        let idempotencyKey = request.header("idempotency-key")
+        let idempotencyKey = try Self.idempotencyKey(request)
         if let key = idempotencyKey {
-            guard (1...128).contains(key.utf8.count), key.unicodeScalars.allSatisfy({ $0.value > 32 && $0.value < 127 }) else {
-                throw ServiceError.badRequest("Idempotency-Key must be 1-128 visible ASCII characters")
-            }
             let scoped = "\(event.provider):query:\(no.stream):request:\(key)"
             switch event {
             case .observed(var o): o.idempotencyKey = scoped; event = .observed(o)
@@ -173,13 +170,22 @@ struct Ingestion: Sendable {
             throw ServiceError.notFound("no order \(no.value)")
         }
         // A retried correction carries the same Idempotency-Key; without one, each request is new.
-        let unique = request.header("idempotency-key") ?? request.requestID
+        let unique = try Self.idempotencyKey(request) ?? request.requestID
         let event = try OrderRequests.correction(merchantOrderNo: no, body: request.body, actor: principal.name,
                                                  uniqueId: unique, receivedAt: now)
         return try commit(.observed(event), raw: request.body, request: request, verifiedBy: "token:" + principal.name)
     }
 
     // MARK: plumbing
+
+    /// The request's `Idempotency-Key` header, if it has one: 1-128 visible ASCII characters, else 400.
+    static func idempotencyKey(_ request: HTTPRequest) throws -> String? {
+        guard let key = request.header("idempotency-key") else { return nil }
+        guard (1...128).contains(key.utf8.count), key.unicodeScalars.allSatisfy({ $0.value > 32 && $0.value < 127 }) else {
+            throw ServiceError.badRequest("Idempotency-Key must be 1-128 visible ASCII characters")
+        }
+        return key
+    }
 
     func orderJSON(_ no: MerchantOrderNo) throws -> JSONValue {
         guard let json = try pool.withConnection({ try orders.json(no, on: $0) }) else {
