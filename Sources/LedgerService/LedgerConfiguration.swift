@@ -38,7 +38,7 @@ public struct LedgerConfiguration: Sendable {
     /// Reads the variables of operations.md; throws a `ConfigurationError` naming the bad one.
     public static func fromEnvironment(_ env: [String: String]) throws -> LedgerConfiguration {
         guard let url = env["DATABASE_URL"], !url.isEmpty else {
-            throw ConfigurationError.missing("DATABASE_URL", hint: "a libpq connection string or URI; Ops/run sets one up")
+            throw ConfigurationError.missing("DATABASE_URL", hint: "a libpq connection string or URI; without it the private cluster Ops/run starts (.ledger/port) is used, and none was found")
         }
         let listen = env["LEDGER_LISTEN"] ?? "127.0.0.1:8080"
         guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]),

@@ -1,3 +1,4 @@
+import Foundation
 import LedgerCore
 import LedgerPostgres
 @testable import LedgerService
@@ -36,6 +37,21 @@ struct CLITests {
         let help = CLIRun()
         #expect(help(["--help"], env: env) == 0)
         #expect(help.output.first?.hasPrefix("usage: ledger") == true && help.errorLines.isEmpty)
+    }
+
+    @Test("without DATABASE_URL the private cluster whose port LEDGER_STATE holds is used; with none found, one clear line and exit 2")
+    func defaultDatabase() throws {
+        let port = try #require(URLComponents(string: db.url)?.port, "the test database's URL names no port: \(db.url)")
+        let state = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-state-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: state) }
+        let found = CLIRun()
+        try "\(port)\n".write(to: state.appendingPathComponent("port"), atomically: true, encoding: .utf8)
+        #expect(found(["migrate", "--status"], env: ["LEDGER_STATE": state.path]) == 0, "\(found.errorLines)")
+        try FileManager.default.removeItem(at: state.appendingPathComponent("port"))
+        let missing = CLIRun()
+        #expect(missing(["migrate", "--status"], env: ["LEDGER_STATE": state.path]) == 2)
+        #expect(missing.errorLines.count == 1 && missing.errorLines[0].contains("DATABASE_URL"), "\(missing.errorLines)")
     }
 
     @Test("token create prints the token on its last line and stores only its hash")
@@ -81,13 +97,6 @@ struct CLITests {
         #expect(run(["verify"], env: ["DATABASE_URL": url]) == 2)
         #expect(run.errorLines.count == 1)
         #expect(run.errorLines.first?.hasPrefix("ledger: ") == true)
-    }
-
-    @Test("a missing DATABASE_URL exits 2 naming the variable")
-    func missingDatabase() {
-        let run = CLIRun()
-        #expect(run(["migrate"], env: [:]) == 2)
-        #expect(run.errorLines.first?.contains("DATABASE_URL") == true)
     }
 
     @Test("migrate --status reports every migration applied")

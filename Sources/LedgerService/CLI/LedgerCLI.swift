@@ -84,8 +84,14 @@ public struct LedgerCLI {
 
     // MARK: shared helpers for commands
 
-    func configuration() throws -> LedgerConfiguration {
-        try LedgerConfiguration.fromEnvironment(environment)
+    /// Without `DATABASE_URL`, the private cluster of `Ops/run` as `role` (operations.md).
+    func configuration(as role: PrivateCluster.Role = .owner) throws -> LedgerConfiguration {
+        var environment = environment
+        if (environment["DATABASE_URL"] ?? "").isEmpty,
+           let url = PrivateCluster.defaultURL(environment: environment, executablePath: executablePath, role: role) {
+            environment["DATABASE_URL"] = url
+        }
+        return try LedgerConfiguration.fromEnvironment(environment)
     }
 
     /// A single connection for a one-shot command; reports an unreachable server plainly.

@@ -20,7 +20,7 @@ struct ServeCommand {
         try args.allowOnly(flags: ["help"])
         // Before any thread starts (the log writer's is the first): every thread inherits the block.
         let shutdownSignals = ShutdownSignals.block()
-        let configuration = try cli.configuration()
+        let configuration = try cli.configuration(as: .service)
         var http = try HTTPServerConfiguration.fromEnvironment(cli.environment)
         // Handlers mostly wait for a group commit; more of them in flight make
         // bigger batches (measured: 32 handlers commit about 17 events at a time).
@@ -33,7 +33,8 @@ struct ServeCommand {
         let logWriter = BufferedLineWriter(fd: 2, flushInterval: 0.05)
         defer { logWriter.close() }
         let logger = Logger(minimumLevel: .info, writer: logWriter)
-        let migrator = try? cli.migrator()
+        // /readyz reports whether every migration is applied: without them it could not tell.
+        let migrator = try cli.migrator()
         let app = LedgerApplication(configuration: configuration, http: http, logger: logger, migrator: migrator)
         try app.start()
         FileHandle.standardOutput.write(Data("ledger listening on http://\(configuration.listenHost):\(app.port ?? configuration.listenPort)\n".utf8))
