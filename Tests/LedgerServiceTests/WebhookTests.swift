@@ -24,7 +24,7 @@ final class WebhookTests {
 
     private func eventCount() throws -> Int64 { try ledger.count("SELECT count(*) AS n FROM ledger.events") }
 
-    @Test("a forged webhook is 401, kept byte for byte in quarantine with its signature redacted, counted, and never stored as an event")
+    @Test("a forged webhook is 401, kept byte for byte in quarantine with the headers to check its signature again, counted, and never stored as an event")
     func forged() throws {
         let body = LedgerFixture.web3Body("W-1", status: 3)
         let timestamp = String(Timestamp.now().seconds)
@@ -46,8 +46,10 @@ final class WebhookTests {
         #expect(entry.remote.hasPrefix("127.0.0.1"), "remote address \(entry.remote)")
         let headerText = JSONSerializer.string(entry.headers)
         #expect(entry.headers["x-pay-timestamp"]?.stringValue == timestamp, "headers kept: \(headerText)")
-        #expect(entry.headers["x-pay-signature"]?.stringValue == "[redacted]", "headers: \(headerText)")
-        #expect(!headerText.contains(signature), "the signature value never reaches the quarantine")
+        // A signature is the sender's claim, not a secret: kept, so the rejection can be checked again.
+        #expect(entry.headers["x-pay-signature"]?.stringValue == signature, "headers: \(headerText)")
+        #expect(Web3Webhook.signature(key: "an-attackers-guess", timestamp: timestamp, body: Hex.decode(entry.rawHex) ?? [])
+                == signature, "the kept headers and raw bytes re-verify against the key that signed them")
         for secret in LedgerFixture.web3Keys + [LedgerFixture.banxaSecret] { #expect(!headerText.contains(secret)) }
 
         #expect(try ledger.metric(#"ledger_rejected_deliveries_total{reason="bad_signature"}"#) == before + 1)
@@ -241,8 +243,13 @@ final class WebhookTests {
         let kept = try quarantined()
         #expect(kept.map(\.reason) == ["bad_signature", "unknown_api_key", "stale_timestamp", "missing_signature"])
         #expect(kept.allSatisfy { $0.provider == "banxa" && $0.rawHex == Hex.encode(body) })
+        // The API key is redacted; the signature and nonce stay, to check the rejection again.
         for entry in kept.prefix(3) {
-            #expect(entry.headers["authorization"]?.stringValue == "[redacted]", "\(entry.headers)")
+            let authorization = entry.headers["authorization"]?.stringValue ?? ""
+            #expect(authorization.hasPrefix("Bearer [redacted]:") && authorization.split(separator: ":").count == 3,
+                    "\(entry.headers)")
+            #expect(!authorization.contains(LedgerFixture.banxaAPIKey + ":") && !authorization.contains("someone-else"))
+            #expect(!JSONSerializer.string(entry.headers).contains(LedgerFixture.banxaSecret))
         }
         #expect(try eventCount() == 0)
         #expect(try ledger.order("B-2").status == 404)

@@ -29,10 +29,27 @@ struct Quarantine: Sendable {
         secretHeaders.contains(name) || secretWords.contains { name.contains($0) }
     }
 
-    static func redacted(_ headers: [String: String]) -> JSONValue {
+    /// The headers with every credential's value replaced by `[redacted]`, except what lets
+    /// the delivery's signature be checked again (providers.md: keep "the headers that
+    /// matter for verification"): a signature is the sender's claim, not a secret. So the
+    /// web3 gateway's `X-Pay-Signature` stays, and Banxa's `Authorization: Bearer
+    /// KEY:SIGNATURE:NONCE` keeps its signature and nonce with the API key redacted.
+    static func redacted(_ headers: [String: String], provider: String) -> JSONValue {
         .object(headers.sorted { $0.key < $1.key }.map { name, value in
-            (name, .string(isSecret(name) ? "[redacted]" : value))
+            (name, .string(redactedValue(name, value, provider: provider)))
         })
+    }
+
+    private static func redactedValue(_ name: String, _ value: String, provider: String) -> String {
+        switch (provider, name) {
+        case (Web3Webhook.provider, Web3Webhook.signatureHeader):
+            return value
+        case (BanxaWebhook.provider, "authorization"):
+            guard let credentials = BanxaWebhook.credentials(authorization: value) else { return "[redacted]" }
+            return "Bearer [redacted]:\(credentials.signature):\(credentials.nonce)"
+        default:
+            return isSecret(name) ? "[redacted]" : value
+        }
     }
 
     func keep(_ request: HTTPRequest, provider: String, error rejection: CoreError) {
@@ -56,7 +73,7 @@ struct Quarantine: Sendable {
                     VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8)
                     """, [.text(provider), .text(request.path), .text(request.remoteAddress), .text(rejection.reason),
                           .text(rejection.message), .text(request.requestID),
-                          .text(JSONSerializer.string(Self.redacted(request.headers))), .bytes(request.body)])
+                          .text(JSONSerializer.string(Self.redacted(request.headers, provider: provider))), .bytes(request.body)])
             }
         } catch {
             // The 401 stands either way; losing the quarantine copy is logged, not fatal.
