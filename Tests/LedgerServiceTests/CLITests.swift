@@ -141,6 +141,28 @@ struct CLITests {
         #expect(run(["verify"], env: env) == 0)
     }
 
+    @Test("verify compares every column lists filter on, and the enrollments; rebuild repairs both")
+    func verifyColumnsAndEnrollments() throws {
+        try TestWrites(pool: db.pool(size: 1)).registerAndPay("C-1")
+        try TestWrites(pool: db.pool(size: 1)).enrollment("E-1")
+        let run = CLIRun()
+        #expect(run(["verify"], env: env) == 0, "\(run.errorLines)")
+        let c = try db.connect()
+        try c.query("UPDATE ledger.orders SET paid = false, attention = true WHERE merchant_order_no = 'C-1'")
+        #expect(run(["verify"], env: env) == 1)
+        #expect(run.errorLines.last?.contains("order C-1: paid, attention differ") == true, "\(run.errorLines)")
+        try c.query("UPDATE ledger.orders SET paid = true, attention = false WHERE merchant_order_no = 'C-1'")
+        #expect(run(["verify"], env: env) == 0, "\(run.errorLines)")
+        try c.query("UPDATE ledger.enrollments SET phase = 'tampered' WHERE enrollment_ref = 'E-1'")
+        #expect(run(["verify"], env: env) == 1)
+        #expect(run.errorLines.last?.contains("enrollment E-1") == true, "\(run.errorLines)")
+        try c.query("DELETE FROM ledger.enrollments")
+        #expect(run(["verify"], env: env) == 1)
+        #expect(run.errorLines.last?.contains("enrollment E-1: has events but no row") == true, "\(run.errorLines)")
+        #expect(run(["rebuild"], env: env) == 0)
+        #expect(run(["verify"], env: env) == 0, "\(run.errorLines)")
+    }
+
     @Test("verify exits 1 naming the position of a tampered event")
     func verifyTamper() throws {
         try TestWrites(pool: db.pool(size: 1)).registerAndPay("T-1")
@@ -182,6 +204,19 @@ struct TestWrites {
         let receipt = Receipt(requestID: "test", verifiedBy: "signature")
         _ = try committer.append([EventMapping.newEvent(.registered(registration), raw: nil, receipt: receipt)])
         _ = try committer.append([EventMapping.newEvent(paid, raw: body, receipt: receipt)])
+    }
+
+    /// A BankPay enrollment callback, through the enrollment read model's projection.
+    func enrollment(_ ref: String) throws {
+        let committer = GroupCommitter(pool: pool, projector: OrderProjection())
+        defer { committer.shutdown(); pool.close() }
+        let now = Timestamp.now()
+        let signal = try ClientEventRequest.parseEnrollment(enrollmentRef: ref, body: Array(#"""
+            {"provider":"bankpay","callback":"close","payload":{"type":"close"},"clientEventId":"7f1c2a4e-3f1d-4c8a-9e2b-5d6f7a8b9c0d"}
+            """#.utf8), receivedAt: now)
+        let event = LedgerEvent.enrollment(signal)
+        _ = try committer.append([EventMapping.newEvent(event, raw: nil, receipt: Receipt(requestID: "test", verifiedBy: "token:test"))],
+                                 attachments: [event])
     }
 
     /// A client signal whose payload is neither in jsonb's key order nor in its number
