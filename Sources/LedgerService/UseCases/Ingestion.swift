@@ -125,12 +125,7 @@ struct Ingestion: Sendable {
 
     func observe(_ no: MerchantOrderNo, _ request: HTTPRequest, principal: Principal, now: Timestamp) throws -> WriteResult {
         var event = try OrderRequests.observation(merchantOrderNo: no, body: request.body, receivedAt: now)
-        // The newest observation wins, so a time in the future would pin the status
-        // until then: refuse anything beyond the clock-skew tolerance.
-        let latest = now.microseconds + configuration.signatureToleranceSeconds * 1_000_000
-        guard event.observedAt.microseconds <= latest else {
-            throw ServiceError.badRequest("observedAt \(event.observedAt.rfc3339) is in the future (beyond the \(configuration.signatureToleranceSeconds) s clock tolerance)")
-        }
+        try refuseFuture(event.observedAt, "observedAt", now: now)
         // Without observedAt the core keys a query observation by its arrival time, so a
         // replay would be a new event. An Idempotency-Key header makes replays duplicates.
         let idempotencyKey = try Self.idempotencyKey(request)
@@ -157,12 +152,24 @@ struct Ingestion: Sendable {
 
     func clientEvent(_ no: MerchantOrderNo, _ request: HTTPRequest, principal: Principal, now: Timestamp) throws -> WriteResult {
         let signal = try ClientEventRequest.parse(merchantOrderNo: no, body: request.body, receivedAt: now)
+        try refuseFuture(signal.occurredAt, "occurredAt", now: now)
         return try commit(.clientSignal(signal), raw: request.body, request: request, verifiedBy: "token:" + principal.name)
     }
 
     func enrollmentEvent(_ ref: String, _ request: HTTPRequest, principal: Principal, now: Timestamp) throws -> WriteResult {
         let signal = try ClientEventRequest.parseEnrollment(enrollmentRef: ref, body: request.body, receivedAt: now)
+        try refuseFuture(signal.occurredAt, "occurredAt", now: now)
         return try commit(.enrollment(signal), raw: request.body, request: request, verifiedBy: "token:" + principal.name)
+    }
+
+    /// The newest event wins in the read models (the status, the last client signal), so a
+    /// time in the future would pin what they show until then: beyond the clock-skew
+    /// tolerance it is refused.
+    private func refuseFuture(_ time: Timestamp?, _ field: String, now: Timestamp) throws {
+        guard let time else { return }
+        guard time.microseconds <= now.microseconds + configuration.signatureToleranceSeconds * 1_000_000 else {
+            throw ServiceError.badRequest("\(field) \(time.rfc3339) is in the future (beyond the \(configuration.signatureToleranceSeconds) s clock tolerance)")
+        }
     }
 
     func correct(_ no: MerchantOrderNo, _ request: HTTPRequest, principal: Principal, now: Timestamp) throws -> WriteResult {
