@@ -6,15 +6,20 @@
 /// readers could pick different values), numbers PostgreSQL numeric cannot
 /// hold, nesting deeper than `maxDepth`, and anything after the value.
 public enum JSONParser {
+    /// Nesting accepted from requests.
     public static let maxDepth = 64
+    /// Nesting accepted when reading back what the ledger stored itself (event payloads,
+    /// order states): they embed a request's JSON a few levels deeper than it arrived,
+    /// so what was accepted at the door must always read back.
+    public static let storedMaxDepth = 2 * maxDepth
     /// Longest number literal accepted; amounts are far shorter.
     public static let maxNumberLength = 256
     /// Largest exponent magnitude accepted (PostgreSQL numeric holds about 131072 digits).
     public static let maxExponent = 1000
 
-    public static func parse(_ bytes: [UInt8]) throws(JSONError) -> JSONValue {
+    public static func parse(_ bytes: [UInt8], maxDepth limit: Int = maxDepth) throws(JSONError) -> JSONValue {
         let result: Result<JSONValue, JSONError> = bytes.withUnsafeBufferPointer { buf in
-            var reader = Reader(buf)
+            var reader = Reader(buf, limit: limit)
             do throws(JSONError) {
                 return .success(try reader.document())
             } catch {
@@ -28,8 +33,12 @@ public enum JSONParser {
         let b: UnsafeBufferPointer<UInt8>
         var i = 0
         var depth = 0
+        let limit: Int
 
-        init(_ b: UnsafeBufferPointer<UInt8>) { self.b = b }
+        init(_ b: UnsafeBufferPointer<UInt8>, limit: Int) {
+            self.b = b
+            self.limit = limit
+        }
 
         mutating func document() throws(JSONError) -> JSONValue {
             skipSpace()
@@ -77,7 +86,7 @@ public enum JSONParser {
 
         mutating func enter() throws(JSONError) {
             depth += 1
-            if depth > JSONParser.maxDepth { throw JSONError(.tooDeep(limit: JSONParser.maxDepth), at: i) }
+            if depth > limit { throw JSONError(.tooDeep(limit: limit), at: i) }
         }
 
         mutating func array() throws(JSONError) -> JSONValue {

@@ -116,4 +116,10 @@ public enum JSONValue: Sendable, Hashable, CustomStringConvertible {
     public static func parse(_ text: String) throws(JSONError) -> JSONValue {
         try JSONParser.parse(Array(text.utf8))
     }
+
+    /// Parses JSON the ledger stored itself (an event's payload, an order's state), which
+    /// may nest a request's JSON deeper than a request may (`JSONParser.storedMaxDepth`).
+    public static func parse(stored text: String) throws(JSONError) -> JSONValue {
+        try JSONParser.parse(Array(text.utf8), maxDepth: JSONParser.storedMaxDepth)
+    }
 }

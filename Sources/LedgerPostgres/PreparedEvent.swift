@@ -100,7 +100,7 @@ public final class PreparedEvent: Sendable {
     /// that form (rendered by JSONBText, or checked to be), else parsed and rendered.
     static func jsonbText(_ json: String, rendered: Bool = false) -> [UInt8]? {
         if rendered || JSONBText.isCanonical(json) { return Array(json.utf8) }
-        guard let value = try? JSONValue.parse(json) else { return nil }
+        guard let value = try? JSONValue.parse(stored: json) else { return nil }   // written by the ledger: may nest a request deeper
         return JSONBText.bytes(value)
     }
 

@@ -42,6 +42,25 @@ final class HostileInputTests {
         #expect(try ledger.count("SELECT count(*) AS n FROM ledger.events") == 0)
     }
 
+    @Test("the deepest payload a request may carry is stored, and the order takes later events: the stored state nests it deeper")
+    func deepestAcceptedPayload() throws {
+        #expect(try ledger.register("HI-DEEP").status == 201)
+        // The body's object is level 1: a payload 63 levels deep is the most a request may carry.
+        let payload = String(repeating: "[", count: 63) + String(repeating: "]", count: 63)
+        let relay = try ledger.client.post("/v1/orders/HI-DEEP/client-events", token: ledger.ingest, json: """
+            {"provider":"acme","callback":"close","payload":\(payload),"clientEventId":"9b7c2a4e-3f1d-4c8a-9e2b-5d6f7a8b9c0d"}
+            """)
+        #expect(relay.status == 201, "\(relay)")
+        // A signed payment for the order must still be recorded (its state is loaded, folded and saved).
+        let paid = try ledger.sendWeb3(LedgerFixture.web3Body("HI-DEEP", status: 3))
+        #expect(paid.status == 200, "\(paid)")
+        let order = try ledger.order("HI-DEEP")
+        // (The document nests the payload deeper than a request may: read it as text.)
+        #expect(order.status == 200 && order.text.contains(#""status":3,"statusName":"paid","paid":true"#), "\(order)")
+        let timeline = try ledger.client.get("/v1/orders/HI-DEEP/events", token: ledger.support)
+        #expect(timeline.status == 200, "\(timeline)")
+    }
+
     @Test("an order number using every allowed character works on every order route; 65 characters or a foreign character is 400")
     func orderNumberAlphabet() throws {
         let no = "Shop.2026:11_A-z09"

@@ -124,7 +124,7 @@ struct OrderReadModel: Sendable {
               FROM ledger.orders WHERE merchant_order_no = $1
             """ + (forUpdate ? " FOR UPDATE" : ""), [.text(no.value)])
         guard result.count == 1 else { return nil }
-        let state = try OrderState(storage: JSONValue.parse(try result.string(0, "state")))
+        let state = try OrderState(storage: JSONValue.parse(stored: try result.string(0, "state")))
         let paidRecorded = try result.value(0, "paid_recorded_us").flatMap(Int64.init).map(Timestamp.init(microseconds:))
         return (state, paidRecorded)
     }
@@ -147,7 +147,7 @@ struct OrderReadModel: Sendable {
             """, [.text(array)])
         var out: [String: (OrderState, Timestamp?)] = [:]
         for r in 0..<result.count {
-            let state = try OrderState(storage: JSONValue.parse(try result.string(r, "state")))
+            let state = try OrderState(storage: JSONValue.parse(stored: try result.string(r, "state")))
             let paid = try result.value(r, "paid_recorded_us").flatMap(Int64.init).map(Timestamp.init(microseconds:))
             out[try result.string(r, "merchant_order_no")] = (state, paid)
         }

@@ -88,7 +88,7 @@ struct OrderQueries: Sendable {
         var redeliveryCount: [Int64: Int64] = [:]
         for r in 0..<redeliveries.count { redeliveryCount[try redeliveries.int64(r, "position")] = try redeliveries.int64(r, "count") }
         let items: [JSONValue] = events.enumerated().map { i, e in
-            let metadata = (try? JSONValue.parse(e.stored.metadataJSON)) ?? .object([])
+            let metadata = (try? JSONValue.parse(stored: e.stored.metadataJSON)) ?? .object([])
             var fields: [(String, JSONValue)] = [
                 ("position", .integer(e.stored.position)),
                 ("eventId", .string(e.stored.eventID)),
@@ -99,7 +99,7 @@ struct OrderQueries: Sendable {
                 ("observedAt", .string(e.stored.observedAt.rfc3339)),
                 ("verified", .bool(metadata["verifiedBy"]?.stringValue == "signature")),
                 ("verifiedBy", metadata["verifiedBy"] ?? .null),
-                ("payload", (try? JSONValue.parse(e.stored.payloadJSON)) ?? .null),
+                ("payload", (try? JSONValue.parse(stored: e.stored.payloadJSON)) ?? .null),
                 ("statusAfter", .integer(statuses[i].status.rawValue)),
                 ("redeliveries", .integer(redeliveryCount[e.stored.position] ?? 0)),
             ]
@@ -158,7 +158,7 @@ struct OrderQueries: Sendable {
             if let stored = try result.value(r, "document") {
                 body.append(contentsOf: stored.utf8)
             } else {
-                let state = try OrderState(storage: JSONValue.parse(try result.string(r, "state")))
+                let state = try OrderState(storage: JSONValue.parse(stored: try result.string(r, "state")))
                 body.append(contentsOf: OrderDocuments(state).body(masked: masked))
             }
         }
