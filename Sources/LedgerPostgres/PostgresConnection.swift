@@ -36,14 +36,7 @@ public final class PostgresConnection: @unchecked Sendable {
 
     private static func open(_ conninfo: String, timeout: Int, statementTimeout: Double?) throws -> OpaquePointer {
         // Validate the string first so a typo is reported as such, not as a network error.
-        var parseError: UnsafeMutablePointer<CChar>?
-        if let options = PQconninfoParse(conninfo, &parseError) {
-            PQconninfoFree(options)
-        } else {
-            let message = parseError.map { String(cString: $0) } ?? "unparseable"
-            if let parseError { PQfreemem(parseError) }
-            throw PostgresError.invalidConnectionString(message.trimmedLine)
-        }
+        try validate(connectionString: conninfo)
         var keys = ["dbname", "connect_timeout", "application_name", "keepalives_idle", "keepalives_interval", "keepalives_count"]
         var values = [conninfo, String(timeout), "ledger", "10", "5", "3"]
         if let statementTimeout, statementTimeout.isFinite, statementTimeout > 0 {
@@ -72,6 +65,39 @@ public final class PostgresConnection: @unchecked Sendable {
         let setup = PQexec(pointer, settings)
         PQclear(setup)
         return pointer
+    }
+
+    /// Throws `.invalidConnectionString` when libpq cannot parse `conninfo`, without
+    /// connecting. libpq's message quotes the part it could not read, which may be a
+    /// password: every quoted part longer than one character is left out of the error.
+    public static func validate(connectionString conninfo: String) throws {
+        var parseError: UnsafeMutablePointer<CChar>?
+        if let options = PQconninfoParse(conninfo, &parseError) {
+            PQconninfoFree(options)
+            return
+        }
+        let message = parseError.map { String(cString: $0) } ?? "unparseable"
+        if let parseError { PQfreemem(parseError) }
+        throw PostgresError.invalidConnectionString(redactingQuotedParts(message.trimmedLine))
+    }
+
+    /// `invalid percent-encoded token: "pa%zzword"` → `invalid percent-encoded token: "…"`.
+    static func redactingQuotedParts(_ message: String) -> String {
+        var out = "", quoted = "", inQuote = false
+        for character in message {
+            if character == "\"" {
+                if inQuote { out += quoted.count > 1 ? "…" : quoted }
+                out.append(character)
+                quoted = ""
+                inQuote.toggle()
+            } else if inQuote {
+                quoted.append(character)
+            } else {
+                out.append(character)
+            }
+        }
+        if inQuote { out += quoted.count > 1 ? "…" : quoted }
+        return out
     }
 
     /// True when the socket is still good as far as libpq knows.

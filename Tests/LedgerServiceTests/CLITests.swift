@@ -99,6 +99,17 @@ struct CLITests {
         #expect(run.errorLines.first?.hasPrefix("ledger: ") == true)
     }
 
+    @Test("a DATABASE_URL libpq cannot read never shows its password: verify and serve exit 2 without it",
+          arguments: ["postgresql://ledger:pa%zzword@127.0.0.1/ledger", "host=127.0.0.1 password=pa zzword",
+                      "postgresql://ledger:pa%zzword@[::1/ledger"])
+    func unreadableURLHidesPassword(url: String) {
+        for command in ["verify", "serve"] {
+            let run = CLIRun()
+            #expect(run([command], env: ["DATABASE_URL": url]) == 2, "\(command): \(run.errorLines)")
+            #expect(run.errorLines.count == 1 && run.errorLines.allSatisfy { !$0.contains("zzword") }, "\(command): \(run.errorLines)")
+        }
+    }
+
     @Test("migrate --status reports every migration applied")
     func migrateStatus() throws {
         let run = CLIRun()

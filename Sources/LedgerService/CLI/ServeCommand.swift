@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import LedgerHTTP
+import LedgerPostgres
 
 /// `ledger serve`: runs until SIGTERM or SIGINT, then shuts down gracefully.
 struct ServeCommand {
@@ -18,9 +19,11 @@ struct ServeCommand {
             return 0
         }
         try args.allowOnly(flags: ["help"])
+        let configuration = try cli.configuration(as: .service)
+        // A DATABASE_URL libpq cannot read is a configuration error now, not a 500 on every request.
+        try PostgresConnection.validate(connectionString: configuration.databaseURL)
         // Before any thread starts (the log writer's is the first): every thread inherits the block.
         let shutdownSignals = ShutdownSignals.block()
-        let configuration = try cli.configuration(as: .service)
         var http = try HTTPServerConfiguration.fromEnvironment(cli.environment)
         // Handlers mostly wait for a group commit; more of them in flight make
         // bigger batches (measured: 32 handlers commit about 17 events at a time).
