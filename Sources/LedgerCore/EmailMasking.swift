@@ -30,6 +30,12 @@ public enum EmailMasking {
 
     /// Masks every e-mail address inside `text`, keeping the first character of
     /// the local part and the whole domain (support staff can still tell providers apart).
+    ///
+    /// Generous on purpose (a false mask costs a support agent a glance, a miss leaks an
+    /// address): local parts may hold any RFC 5322 character and any non-ASCII one
+    /// (RFC 6531), or be quoted; domains need no dot (`jane@localhost`) and may be
+    /// non-ASCII. In a URL-encoded address (`%40`), `=` and `&` end the local part, so
+    /// the query string around it stays readable.
     public static func mask(_ text: String) -> String {
         guard mayHoldAddress(text) else { return text }
         let b = Array(text.utf8)
@@ -40,22 +46,27 @@ public enum EmailMasking {
         while i < b.count {
             // "@", or "%40" as in a URL-encoded query string (Banxa's rawQuery).
             let separator: Int
+            let encoded: Bool
             if b[i] == UInt8(ascii: "@") {
-                separator = 1
+                (separator, encoded) = (1, false)
             } else if b[i] == UInt8(ascii: "%"), i + 2 < b.count, b[i + 1] == UInt8(ascii: "4"), b[i + 2] == UInt8(ascii: "0") {
-                separator = 3
+                (separator, encoded) = (3, true)
             } else {
                 i += 1
                 continue
             }
             var start = i
-            while start > copiedTo, isLocal(b[start - 1]) { start -= 1 }
+            if !encoded, start - 1 > copiedTo, b[start - 1] == UInt8(ascii: "\""),
+               let open = b[copiedTo..<(start - 1)].lastIndex(of: UInt8(ascii: "\"")) {
+                start = open   // a quoted local part, masked from its opening quote
+            } else {
+                while start > copiedTo, isLocal(b[start - 1], encoded: encoded) { start -= 1 }
+            }
             var end = i + separator
-            var sawDot = false
-            while end < b.count, isDomain(b[end]) { if b[end] == UInt8(ascii: ".") { sawDot = true }; end += 1 }
-            if start < i, sawDot, end > i + separator {
+            while end < b.count, isDomain(b[end]) { end += 1 }
+            if start < i, end > i + separator {
                 out.append(contentsOf: b[copiedTo..<start])
-                out.append(b[start])
+                out.append(contentsOf: b[start..<min(start + characterLength(b[start]), i)])
                 out.append(contentsOf: "***".utf8)
                 out.append(contentsOf: b[i..<end])
                 copiedTo = end
@@ -66,13 +77,24 @@ public enum EmailMasking {
         return String(decoding: out, as: UTF8.self)
     }
 
-    /// RFC 5322 local-part characters, except `=` and `&`, so a query string
-    /// around an address stays readable.
-    private static func isLocal(_ c: UInt8) -> Bool {
-        isDomain(c) || "+_%!#$'*/?^`{|}~".utf8.contains(c)
+    /// RFC 5322 (and RFC 6531: non-ASCII) local-part characters; in a URL-encoded
+    /// address, `=` and `&` belong to the query string, not the address.
+    private static func isLocal(_ c: UInt8, encoded: Bool) -> Bool {
+        isDomain(c) || "+_%!#$'*/?^`{|}~".utf8.contains(c) || (!encoded && (c == UInt8(ascii: "=") || c == UInt8(ascii: "&")))
     }
 
     private static func isDomain(_ c: UInt8) -> Bool {
         (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c == UInt8(ascii: ".") || c == UInt8(ascii: "-")
+            || c >= 0x80
+    }
+
+    /// The bytes of the UTF-8 character `lead` starts (1 for ASCII).
+    private static func characterLength(_ lead: UInt8) -> Int {
+        switch lead {
+        case 0xF0...: return 4
+        case 0xE0...: return 3
+        case 0xC0...: return 2
+        default: return 1
+        }
     }
 }

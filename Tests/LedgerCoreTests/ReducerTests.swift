@@ -154,7 +154,7 @@ struct EmailMaskingTests {
     func masks() {
         #expect(EmailMasking.mask("jane.doe@example.com") == "j***@example.com")
         #expect(EmailMasking.mask("contact: a+b@x.io, or c@d.org.") == "contact: a***@x.io, or c***@d.org.")
-        #expect(EmailMasking.mask("no mail @ here, user@localhost") == "no mail @ here, user@localhost")
+        #expect(EmailMasking.mask("no mail @ here, user@localhost") == "no mail @ here, u***@localhost")
         let v: JSONValue = .object([("externalCustomerId", .string("jane@example.com")), ("n", .number("1")), ("a", .array([.string("x@y.z")]))])
         #expect(EmailMasking.mask(v) == .object([("externalCustomerId", .string("j***@example.com")), ("n", .number("1")), ("a", .array([.string("x***@y.z")]))]))
     }
@@ -164,6 +164,15 @@ struct EmailMaskingTests {
         #expect(EmailMasking.mask("orderId=1&email=john.doe%40example.com") == "orderId=1&email=j***%40example.com")
         #expect(EmailMasking.mask("o'brien!x@example.com") == "o***@example.com")
         #expect(EmailMasking.mask("100%40 off") == "100%40 off")
+        // Shapes a narrower scanner let through (non-ASCII, '=' and '&', quoted, dotless, IDN).
+        #expect(EmailMasking.mask("josé@example.com") == "j***@example.com")
+        #expect(EmailMasking.mask("élise@example.com") == "é***@example.com")
+        #expect(EmailMasking.mask("jané.doe@example.com") == "j***@example.com")
+        #expect(EmailMasking.mask("jane=doe@example.com") == "j***@example.com")
+        #expect(EmailMasking.mask("a&b@example.com") == "a***@example.com")
+        #expect(EmailMasking.mask("jane.doe@localhost") == "j***@localhost")
+        #expect(EmailMasking.mask(#""jane doe"@example.com"#) == #""***@example.com"#)
+        #expect(EmailMasking.mask("jane@bücher.de") == "j***@bücher.de")
         let keyed: JSONValue = .object([("john@example.com", .string("x"))])
         #expect(EmailMasking.mask(keyed) == .object([("j***@example.com", .string("x"))]))
     }
