@@ -147,8 +147,16 @@ struct ReducerPropertyTests {
                     if !["40", "40.0", "40.00"].contains(amount) { mismatches.insert(o.position) }
                 }
             }
-            #expect(Set(state.conflicts.filter { $0.kind == .statusConflict }.map(\.position)) == statusConflicts)
-            #expect(Set(state.conflicts.filter { $0.kind == .amountMismatch }.map(\.position)) == mismatches)
+            let statusListed = state.conflicts.filter { $0.kind == .statusConflict }
+            let amountListed = state.conflicts.filter { $0.kind == .amountMismatch }
+            #expect(Set(statusListed.map(\.position)) == statusConflicts)
+            #expect(Set(amountListed.map(\.position)) == mismatches)
+            // Each conflicting event listed once, with what it observed (duplicated deliveries included).
+            #expect(statusListed.count == statusConflicts.count && amountListed.count == mismatches.count)
+            for conflict in statusListed {
+                let observed = obs.first { $0.position == conflict.position }
+                #expect(conflict.status == observed?.status && conflict.observedAt == observed?.at)
+            }
             #expect(state.latePayment == late)
             #expect(state.attention == !(statusConflicts.isEmpty && mismatches.isEmpty))
             #expect(state.paidAt == firstPaid?.at)
