@@ -12,7 +12,8 @@ struct VerifyCommand {
             cli.output("""
                 usage: ledger verify
                   Checks every event's hash-chain link, re-runs the reducer over all events and compares
-                  the result with ledger.orders. Exits 1 naming the first broken position or each difference.
+                  the result with ledger.orders (every column and both documents) and ledger.enrollments.
+                  Exits 1 naming the first broken position or each difference.
                 """)
             return 0
         }

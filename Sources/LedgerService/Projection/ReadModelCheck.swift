@@ -35,26 +35,26 @@ struct ReadModelCheck {
         states[no.value] = model
     }
 
-    /// Every difference between the replayed states and `ledger.orders`, in words.
+    /// Every difference between the replayed states and the read models, in words.
+    /// `ledger.orders` is read in pages of 1,000 rows, each row whole (its state, every
+    /// column lists filter on, both stored documents): one query a page, not per order.
     func differences(on c: PostgresConnection) throws -> [String] {
         var found: [String] = unreadable
         var seen = Set<String>()
-        let model = OrderReadModel()
         var after = ""
         while true {
-            let page = try c.query("""
-                SELECT merchant_order_no FROM ledger.orders WHERE merchant_order_no > $1
-                 ORDER BY merchant_order_no LIMIT 1000
-                """, [.text(after)])
+            let page = try c.query(Self.pageSQL, [.text(after), .int(Int64(OrderDocuments.version))])
             if page.count == 0 { break }
             for r in 0..<page.count {
                 let text = try page.string(r, "merchant_order_no")
                 after = text
                 seen.insert(text)
-                guard let no = try? MerchantOrderNo(text), let (stored, storedPaid) = try model.load(no, on: c) else {
+                guard let no = try? MerchantOrderNo(text),
+                      let stored = try? OrderState(storage: JSONValue.parse(stored: try page.string(r, "state"))) else {
                     found.append("order \(text): the read model row cannot be read")
                     continue
                 }
+                let storedPaid = try page.value(r, "paid_recorded_us").flatMap(Int64.init).map(Timestamp.init(microseconds:))
                 guard let (replayed, replayedPaid) = states[text] else {
                     found.append("order \(text): in ledger.orders but has no events")
                     continue
@@ -64,8 +64,8 @@ struct ReadModelCheck {
                 } else if storedPaid != replayedPaid {
                     found.append("order \(text): paid_recorded_at differs from a replay of its events")
                 } else {
-                    found += try columnDifferences(no, replayed, on: c)
-                    found += try documentDifferences(no, replayed, model: model, on: c)
+                    found += try columnDifferences(no, replayed, page, r)
+                    found += try documentDifferences(no, replayed, page, r)
                 }
             }
         }
@@ -75,18 +75,23 @@ struct ReadModelCheck {
         return found + (try enrollmentDifferences(on: c))
     }
 
+    /// A page of ledger.orders after $1, whole rows; documents only when of rendering version $2.
+    static let pageSQL = """
+        SELECT merchant_order_no, state::text AS state, ledger.micros(paid_recorded_at) AS paid_recorded_us,
+               provider, status, status_name, paid, attention, late_payment, refunded, expected_amount,
+               paid_amount, asset, fiat_currency, fiat_amount, provider_order_id, tx_hash, external_customer_id,
+               ledger.micros(created_at) AS created_us, ledger.micros(updated_at) AS updated_us,
+               ledger.micros(paid_at) AS paid_us, event_count, last_position,
+               CASE WHEN document_version = $2::smallint THEN document END AS document,
+               CASE WHEN document_version = $2::smallint THEN coalesce(document_masked, document) END AS document_masked
+          FROM ledger.orders WHERE merchant_order_no > $1
+         ORDER BY merchant_order_no LIMIT 1000
+        """
+
     /// The columns that lists and filters read (`GET /v1/orders`), copies of the state's
     /// fields, against the replayed state: a row whose state is right but whose copies
     /// drifted would answer lists wrongly.
-    private func columnDifferences(_ no: MerchantOrderNo, _ s: OrderState, on c: PostgresConnection) throws -> [String] {
-        let row = try c.query("""
-            SELECT provider, status, status_name, paid, attention, late_payment, refunded, expected_amount,
-                   paid_amount, asset, fiat_currency, fiat_amount, provider_order_id, tx_hash, external_customer_id,
-                   ledger.micros(created_at) AS created_us, ledger.micros(updated_at) AS updated_us,
-                   ledger.micros(paid_at) AS paid_us, event_count, last_position
-              FROM ledger.orders WHERE merchant_order_no = $1
-            """, [.text(no.value)])
-        guard row.count == 1 else { return ["order \(no.value): the read model row cannot be read"] }
+    private func columnDifferences(_ no: MerchantOrderNo, _ s: OrderState, _ page: QueryResult, _ r: Int) throws -> [String] {
         func flag(_ value: Bool) -> String { value ? "t" : "f" }
         var expected: [(column: String, value: String?)] = [
             ("provider", s.provider), ("status", String(s.status.rawValue)), ("status_name", s.statusName),
@@ -99,9 +104,23 @@ struct ReadModelCheck {
         ]
         // A state without an update time was saved with the time of saving: nothing to compare.
         if let updated = s.updatedAt { expected.append(("updated_us", String(updated.microseconds))) }
-        let differing = try expected.filter { try row.value(0, $0.column) != $0.value }.map(\.column)
+        let differing = try expected.filter { try page.value(r, $0.column) != $0.value }.map(\.column)
         guard !differing.isEmpty else { return [] }
         return ["order \(no.value): \(differing.joined(separator: ", ")) differ from a replay of its events"]
+    }
+
+    /// The stored response documents (what GET answers) against those rendered
+    /// from the replayed state. A document of another rendering version is not
+    /// served (it is derived from the state), so it is no difference.
+    private func documentDifferences(_ no: MerchantOrderNo, _ replayed: OrderState, _ page: QueryResult, _ r: Int) throws -> [String] {
+        let expected = OrderDocuments(replayed)
+        var found: [String] = []
+        for (masked, column) in [(false, "document"), (true, "document_masked")] {
+            if let stored = try page.value(r, column), Array(stored.utf8) != expected.body(masked: masked) {
+                found.append("order \(no.value): the stored \(masked ? "masked " : "")response document differs from one rendered from a replay of its events")
+            }
+        }
+        return found
     }
 
     /// `ledger.enrollments` against a replay of each enrollment's events (and no row without events).
