@@ -103,6 +103,15 @@ public struct EventStore: Sendable {
         return try Self.events(result)
     }
 
+    /// Several streams' events at once, each stream's in order (one query for a page of orders).
+    public func read(streams: [String], on connection: PostgresConnection) throws -> [String: [StoredEvent]] {
+        if streams.isEmpty { return [:] }
+        let result = try connection.query(
+            "SELECT \(Self.columns) FROM ledger.events WHERE stream = ANY($1::text[]) ORDER BY position",
+            [ChainAppend.textArray(streams)])
+        return Dictionary(grouping: try Self.events(result), by: \.stream)
+    }
+
     /// The newest event's position and hash; (0, 32 zero bytes) when empty.
     public func head(on connection: PostgresConnection) throws -> (position: Int64, hash: [UInt8]) {
         let result = try connection.query("SELECT position, hash FROM ledger.events ORDER BY position DESC LIMIT 1")

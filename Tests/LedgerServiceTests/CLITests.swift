@@ -174,6 +174,21 @@ struct CLITests {
         #expect(run(["verify"], env: env) == 0, "\(run.errorLines)")
     }
 
+    @Test("verify pages through more orders than fit a page: all match, and one drifted row on a later page is the one difference")
+    func verifyPages() throws {
+        try TestWrites(pool: db.pool(size: 1)).registrations(2 * ReadModelCheck.pageSize + 50)
+        let run = CLIRun()
+        #expect(run(["verify"], env: env) == 0, "\(run.errorLines)")
+        let c = try db.connect()
+        try c.query("UPDATE ledger.orders SET status = 5 WHERE merchant_order_no = 'P-02040'")
+        #expect(run(["verify"], env: env) == 1)
+        #expect(run.errorLines.last?.contains("1 difference(s); first: order P-02040: status differ") == true, "\(run.errorLines)")
+        try c.query("DELETE FROM ledger.orders WHERE merchant_order_no = 'P-01500'")
+        #expect(run(["verify"], env: env) == 1)
+        #expect(run.errorLines.last?.contains("2 difference(s)") == true, "\(run.errorLines)")
+        #expect(run.output.contains("difference: order P-01500: has events but no row in ledger.orders"), "\(run.output)")
+    }
+
     @Test("verify exits 1 naming the position of a tampered event")
     func verifyTamper() throws {
         try TestWrites(pool: db.pool(size: 1)).registerAndPay("T-1")
@@ -215,6 +230,23 @@ struct TestWrites {
         let receipt = Receipt(requestID: "test", verifiedBy: "signature")
         _ = try committer.append([EventMapping.newEvent(.registered(registration), raw: nil, receipt: receipt)])
         _ = try committer.append([EventMapping.newEvent(paid, raw: body, receipt: receipt)])
+    }
+
+    /// `count` registered orders `P-00000`..., appended in batches through the projection.
+    func registrations(_ count: Int) throws {
+        let committer = GroupCommitter(pool: pool, projector: OrderProjection())
+        defer { committer.shutdown(); pool.close() }
+        let now = Timestamp.now()
+        let receipt = Receipt(requestID: "test", verifiedBy: "token:test")
+        for chunk in stride(from: 0, to: count, by: 500) {
+            let events = try (chunk..<min(count, chunk + 500)).map { n in
+                let no = "P-" + String(n + 100_000).dropFirst()
+                let registration = try OrderRequests.registration(
+                    body: Array(#"{"merchantOrderNo":"\#(no)","provider":"web3","amount":"1.00","asset":"USDT"}"#.utf8), receivedAt: now)
+                return EventMapping.newEvent(.registered(registration), raw: nil, receipt: receipt)
+            }
+            _ = try committer.append(events)
+        }
     }
 
     /// A BankPay enrollment callback, through the enrollment read model's projection.

@@ -129,10 +129,10 @@ final class LedgerFixture: @unchecked Sendable {
     static func verify(databaseURL: String) throws -> [String] {
         let c = try PostgresConnection(connectionString: databaseURL)
         defer { c.close() }
-        var check = ReadModelCheck()
+        let check = ReadModelCheck()
         return try c.transaction { c in
             try c.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-            if case .broken(let position, let reason) = try ChainVerifier().verify(on: c, each: { check.add($0) }) {
+            if case .broken(let position, let reason) = try ChainVerifier().verify(on: c) {
                 return ["hash chain broken at \(position): \(reason)"]
             }
             return try check.differences(on: c)

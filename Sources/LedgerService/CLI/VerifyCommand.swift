@@ -19,11 +19,11 @@ struct VerifyCommand {
         }
         try args.allowOnly(flags: ["help"])
         let connection = try cli.connect()
-        var check = ReadModelCheck()
+        let check = ReadModelCheck()
         // One snapshot for the walk and the comparison, so concurrent appends don't read as differences.
         return try connection.transaction { c in
             try c.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-            switch try ChainVerifier().verify(on: c, each: { check.add($0) }) {
+            switch try ChainVerifier().verify(on: c) {
             case .broken(let position, let reason):
                 throw CLIError.failed("hash chain broken at position \(position): \(reason)", exitCode: 1)
             case .intact(let events, let head):

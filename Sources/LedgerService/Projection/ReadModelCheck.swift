@@ -1,64 +1,46 @@
 import LedgerCore
 import LedgerPostgres
 
-/// Re-runs the reducer over every event and compares the result with the
-/// stored read models: the second half of `ledger verify`.
-/// Holds one state per order in memory while it walks the log.
+/// Replays every order and enrollment from its own stream and compares the result
+/// with the stored read models: the second half of `ledger verify`. It reads the read
+/// models a page of 1,000 rows at a time, with the events of that page's streams, so
+/// its memory does not grow with the ledger.
 struct ReadModelCheck {
-    private var states: [String: (OrderState, Timestamp?)] = [:]
-    /// Each enrollment's events, in ledger order (enrollments are few and short).
-    private var enrollmentEvents: [String: [RecordedEvent]] = [:]
-    private var unreadable: [String] = []
+    private let store = EventStore()
+    static let pageSize = 1000
 
-    /// Feed events in ledger order (from the chain walk).
-    mutating func add(_ stored: StoredEvent) {
-        if stored.stream.hasPrefix("enrollment-") {
-            do {
-                let recorded = try EventMapping.recorded(stored)
-                if case .enrollment(let e) = recorded.event { enrollmentEvents[e.enrollmentRef, default: []].append(recorded) }
-            } catch {
-                unreadable.append("event \(stored.position) (\(stored.stream)) cannot be read back: \(error)")
-            }
-            return
-        }
-        guard stored.stream.hasPrefix("order-") else { return }
-        let recorded: RecordedEvent
-        do {
-            recorded = try EventMapping.recorded(stored)
-        } catch {
-            unreadable.append("event \(stored.position) (\(stored.stream)) cannot be read back: \(error)")
-            return
-        }
-        guard let no = recorded.event.merchantOrderNo else { return }
-        var model = states[no.value] ?? (OrderState(merchantOrderNo: no), nil)
-        OrderProjection.fold(&model, recorded)
-        states[no.value] = model
+    private static func textArray(_ values: [String]) -> SQLValue {
+        var array = BinaryArray(.text)
+        for value in values { array.append(text: value) }
+        return array.parameter
     }
 
-    /// Every difference between the replayed states and the read models, in words.
-    /// `ledger.orders` is read in pages of 1,000 rows, each row whole (its state, every
-    /// column lists filter on, both stored documents): one query a page, not per order.
+    /// Every difference between a replay of the events and the read models, in words.
     func differences(on c: PostgresConnection) throws -> [String] {
-        var found: [String] = unreadable
-        var seen = Set<String>()
+        try orderDifferences(on: c) + enrollmentDifferences(on: c)
+    }
+
+    private func orderDifferences(on c: PostgresConnection) throws -> [String] {
+        var found: [String] = []
         var after = ""
         while true {
             let page = try c.query(Self.pageSQL, [.text(after), .int(Int64(OrderDocuments.version))])
             if page.count == 0 { break }
-            for r in 0..<page.count {
-                let text = try page.string(r, "merchant_order_no")
-                after = text
-                seen.insert(text)
+            let numbers = try (0..<page.count).map { try page.string($0, "merchant_order_no") }
+            after = numbers.last ?? after
+            let streams = try store.read(streams: numbers.map { "order-" + $0 }, on: c)
+            for (r, text) in numbers.enumerated() {
                 guard let no = try? MerchantOrderNo(text),
                       let stored = try? OrderState(storage: JSONValue.parse(stored: try page.string(r, "state"))) else {
                     found.append("order \(text): the read model row cannot be read")
                     continue
                 }
                 let storedPaid = try page.value(r, "paid_recorded_us").flatMap(Int64.init).map(Timestamp.init(microseconds:))
-                guard let (replayed, replayedPaid) = states[text] else {
+                guard let events = streams["order-" + text], !events.isEmpty else {
                     found.append("order \(text): in ledger.orders but has no events")
                     continue
                 }
+                guard let (replayed, replayedPaid) = replay(no, events, unreadable: &found) else { continue }
                 if stored != replayed {
                     found.append("order \(text): the read model differs from a replay of its events (status \(stored.status.rawValue) stored, \(replayed.status.rawValue) replayed)")
                 } else if storedPaid != replayedPaid {
@@ -69,10 +51,30 @@ struct ReadModelCheck {
                 }
             }
         }
-        for no in states.keys.sorted() where !seen.contains(no) {
-            found.append("order \(no): has events but no row in ledger.orders")
+        // A stream's first event marks it once: the streams of orders that have no row.
+        let orphans = try c.query("""
+            SELECT substr(e.stream, 7) AS no FROM ledger.events e
+             WHERE e.stream_version = 1 AND e.stream LIKE 'order-%'
+               AND NOT EXISTS (SELECT 1 FROM ledger.orders o WHERE o.merchant_order_no = substr(e.stream, 7))
+             ORDER BY 1
+            """)
+        for r in 0..<orphans.count { found.append("order \(try orphans.string(r, "no")): has events but no row in ledger.orders") }
+        return found
+    }
+
+    /// An order's state folded from its stream, as the projection folds it; nil (and the
+    /// event named in `unreadable`) when one of its events cannot be read back.
+    private func replay(_ no: MerchantOrderNo, _ events: [StoredEvent], unreadable: inout [String]) -> (OrderState, Timestamp?)? {
+        var model: (OrderState, Timestamp?) = (OrderState(merchantOrderNo: no), nil)
+        for stored in events {
+            do {
+                OrderProjection.fold(&model, try EventMapping.recorded(stored))
+            } catch {
+                unreadable.append("event \(stored.position) (\(stored.stream)) cannot be read back: \(error)")
+                return nil
+            }
         }
-        return found + (try enrollmentDifferences(on: c))
+        return model
     }
 
     /// A page of ledger.orders after $1, whole rows; documents only when of rendering version $2.
@@ -85,7 +87,7 @@ struct ReadModelCheck {
                CASE WHEN document_version = $2::smallint THEN document END AS document,
                CASE WHEN document_version = $2::smallint THEN coalesce(document_masked, document) END AS document_masked
           FROM ledger.orders WHERE merchant_order_no > $1
-         ORDER BY merchant_order_no LIMIT 1000
+         ORDER BY merchant_order_no LIMIT \(pageSize)
         """
 
     /// The columns that lists and filters read (`GET /v1/orders`), copies of the state's
@@ -123,42 +125,57 @@ struct ReadModelCheck {
         return found
     }
 
-    /// `ledger.enrollments` against a replay of each enrollment's events (and no row without events).
+    /// `ledger.enrollments` against a replay of each enrollment's stream (states compared as
+    /// jsonb, a page at a time), and the enrollment streams that have no row.
     private func enrollmentDifferences(on c: PostgresConnection) throws -> [String] {
         var found: [String] = []
-        for ref in enrollmentEvents.keys.sorted() {
-            let replayed = EnrollmentState.replay(ref, enrollmentEvents[ref] ?? [])
-            let row = try c.query("""
-                SELECT phase, last_position, state = $2::jsonb AS same_state FROM ledger.enrollments WHERE enrollment_ref = $1
-                """, [.text(ref), .text(JSONSerializer.string(replayed.toJSON()))])
-            guard row.count == 1 else {
-                found.append("enrollment \(ref): has events but no row in ledger.enrollments")
-                continue
+        var after = ""
+        while true {
+            let page = try c.query("""
+                SELECT enrollment_ref, phase, last_position FROM ledger.enrollments
+                 WHERE enrollment_ref > $1 ORDER BY enrollment_ref LIMIT \(Self.pageSize)
+                """, [.text(after)])
+            if page.count == 0 { break }
+            let refs = try (0..<page.count).map { try page.string($0, "enrollment_ref") }
+            after = refs.last ?? after
+            let streams = try store.read(streams: refs.map { "enrollment-" + $0 }, on: c)
+            var compared: [(ref: String, state: String)] = []
+            for (r, ref) in refs.enumerated() {
+                guard let events = streams["enrollment-" + ref], !events.isEmpty else {
+                    found.append("enrollment \(ref): in ledger.enrollments but has no events")
+                    continue
+                }
+                var recorded: [RecordedEvent] = []
+                for stored in events {
+                    do { recorded.append(try EventMapping.recorded(stored)) } catch {
+                        found.append("event \(stored.position) (\(stored.stream)) cannot be read back: \(error)")
+                    }
+                }
+                let replayed = EnrollmentState.replay(ref, recorded)
+                if try page.string(r, "phase") != replayed.phase.rawValue || page.int64(r, "last_position") != (replayed.lastPosition ?? 0) {
+                    found.append("enrollment \(ref): the read model differs from a replay of its events")
+                } else {
+                    compared.append((ref, JSONSerializer.string(replayed.toJSON())))
+                }
             }
-            if try row.string(0, "phase") != replayed.phase.rawValue || row.int64(0, "last_position") != (replayed.lastPosition ?? 0)
-                || !row.bool(0, "same_state") {
-                found.append("enrollment \(ref): the read model differs from a replay of its events")
+            // The states, compared by PostgreSQL as jsonb values (key order and spelling aside).
+            let differing = try c.query("""
+                SELECT e.enrollment_ref FROM ledger.enrollments e
+                  JOIN unnest($1::text[], $2::text[]) AS r(ref, state) ON r.ref = e.enrollment_ref
+                 WHERE e.state <> r.state::jsonb ORDER BY 1
+                """, [Self.textArray(compared.map(\.ref)), Self.textArray(compared.map(\.state))])
+            for r in 0..<differing.count {
+                found.append("enrollment \(try differing.string(r, "enrollment_ref")): the read model differs from a replay of its events")
             }
         }
-        let rows = try c.query("SELECT enrollment_ref FROM ledger.enrollments ORDER BY enrollment_ref")
-        for r in 0..<rows.count {
-            let ref = try rows.string(r, "enrollment_ref")
-            if enrollmentEvents[ref] == nil { found.append("enrollment \(ref): in ledger.enrollments but has no events") }
-        }
-        return found
-    }
-
-    /// The stored response documents (what GET answers) against those rendered
-    /// from the replayed state. A document of another rendering version is not
-    /// served (it is derived from the state), so it is no difference.
-    private func documentDifferences(_ no: MerchantOrderNo, _ replayed: OrderState, model: OrderReadModel,
-                                     on c: PostgresConnection) throws -> [String] {
-        let expected = OrderDocuments(replayed)
-        var found: [String] = []
-        for masked in [false, true] {
-            if case .body(let body) = try model.document(no, masked: masked, on: c), body != expected.body(masked: masked) {
-                found.append("order \(no.value): the stored \(masked ? "masked " : "")response document differs from one rendered from a replay of its events")
-            }
+        let orphans = try c.query("""
+            SELECT substr(e.stream, 12) AS ref FROM ledger.events e
+             WHERE e.stream_version = 1 AND e.stream LIKE 'enrollment-%'
+               AND NOT EXISTS (SELECT 1 FROM ledger.enrollments n WHERE n.enrollment_ref = substr(e.stream, 12))
+             ORDER BY 1
+            """)
+        for r in 0..<orphans.count {
+            found.append("enrollment \(try orphans.string(r, "ref")): has events but no row in ledger.enrollments")
         }
         return found
     }
