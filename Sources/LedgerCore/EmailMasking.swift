@@ -33,8 +33,7 @@ public enum EmailMasking {
     ///
     /// Generous on purpose (a false mask costs a support agent a glance, a miss leaks an
     /// address): local parts may hold any RFC 5322 character and any non-ASCII one
-    /// (RFC 6531), or be quoted; domains need no dot (`jane@localhost`) and may be
-    /// non-ASCII. In a URL-encoded address (`%40`), `=` and `&` end the local part, so
+    /// (RFC 6531), or be quoted; domains need no dot (`jane@localhost`). In a URL-encoded address (`%40`), `=` and `&` end the local part, so
     /// the query string around it stays readable.
     public static func mask(_ text: String) -> String {
         guard mayHoldAddress(text) else { return text }
@@ -43,6 +42,9 @@ public enum EmailMasking {
         out.reserveCapacity(b.count)
         var i = 0
         var copiedTo = 0
+        // Where the last separator ended: a local part never reaches back past it, which
+        // keeps a run of separators ("%40%40%40…", whose bytes are local characters) linear.
+        var floor = 0
         while i < b.count {
             // "@", or "%40" as in a URL-encoded query string (Banxa's rawQuery).
             let separator: Int
@@ -55,12 +57,14 @@ public enum EmailMasking {
                 i += 1
                 continue
             }
+            let lowest = max(copiedTo, floor)
+            floor = i + separator
             var start = i
-            if !encoded, start - 1 > copiedTo, b[start - 1] == UInt8(ascii: "\""),
-               let open = b[copiedTo..<(start - 1)].lastIndex(of: UInt8(ascii: "\"")) {
+            if !encoded, start - 1 > lowest, b[start - 1] == UInt8(ascii: "\""),
+               let open = b[lowest..<(start - 1)].lastIndex(of: UInt8(ascii: "\"")) {
                 start = open   // a quoted local part, masked from its opening quote
             } else {
-                while start > copiedTo, isLocal(b[start - 1], encoded: encoded) { start -= 1 }
+                while start > lowest, isLocal(b[start - 1], encoded: encoded) { start -= 1 }
             }
             var end = i + separator
             while end < b.count, isDomain(b[end]) { end += 1 }
@@ -80,12 +84,15 @@ public enum EmailMasking {
     /// RFC 5322 (and RFC 6531: non-ASCII) local-part characters; in a URL-encoded
     /// address, `=` and `&` belong to the query string, not the address.
     private static func isLocal(_ c: UInt8, encoded: Bool) -> Bool {
-        isDomain(c) || "+_%!#$'*/?^`{|}~".utf8.contains(c) || (!encoded && (c == UInt8(ascii: "=") || c == UInt8(ascii: "&")))
+        isDomain(c) || c >= 0x80 || "+_%!#$'*/?^`{|}~".utf8.contains(c)
+            || (!encoded && (c == UInt8(ascii: "=") || c == UInt8(ascii: "&")))
     }
 
+    /// ASCII only: a domain that went on through non-ASCII bytes would swallow a
+    /// separator (a no-break space, "、") and the next address's local part with it.
+    /// A non-ASCII domain is cut short, and its address still masked.
     private static func isDomain(_ c: UInt8) -> Bool {
         (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c == UInt8(ascii: ".") || c == UInt8(ascii: "-")
-            || c >= 0x80
     }
 
     /// The bytes of the UTF-8 character `lead` starts (1 for ASCII).

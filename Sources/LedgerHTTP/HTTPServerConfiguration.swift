@@ -42,7 +42,7 @@ public struct HTTPServerConfiguration: Sendable, Equatable {
     /// and `LEDGER_REQUEST_TIMEOUT`; absent variables keep the defaults.
     public static func fromEnvironment(_ environment: [String: String]) throws(HTTPServerError) -> HTTPServerConfiguration {
         var configuration = HTTPServerConfiguration()
-        if let listen = environment["LEDGER_LISTEN"] {
+        if let listen = environment["LEDGER_LISTEN"], !listen.isEmpty {
             (configuration.host, configuration.port) = try parseListenAddress(listen)
         }
         func integer(_ name: String, _ range: ClosedRange<Int>) throws(HTTPServerError) -> Int? {

@@ -69,7 +69,7 @@ public final class PostgresConnection: @unchecked Sendable {
 
     /// Throws `.invalidConnectionString` when libpq cannot parse `conninfo`, without
     /// connecting. libpq's message quotes the part it could not read, which may be a
-    /// password: every quoted part longer than one character is left out of the error.
+    /// password: whatever it quotes is left out of the error.
     public static func validate(connectionString conninfo: String) throws {
         var parseError: UnsafeMutablePointer<CChar>?
         if let options = PQconninfoParse(conninfo, &parseError) {
@@ -82,22 +82,12 @@ public final class PostgresConnection: @unchecked Sendable {
     }
 
     /// `invalid percent-encoded token: "pa%zzword"` → `invalid percent-encoded token: "…"`.
+    /// libpq does not escape quotes inside what it quotes (a password may hold one), so
+    /// everything from the first quote to the last goes, whatever lies between.
     static func redactingQuotedParts(_ message: String) -> String {
-        var out = "", quoted = "", inQuote = false
-        for character in message {
-            if character == "\"" {
-                if inQuote { out += quoted.count > 1 ? "…" : quoted }
-                out.append(character)
-                quoted = ""
-                inQuote.toggle()
-            } else if inQuote {
-                quoted.append(character)
-            } else {
-                out.append(character)
-            }
-        }
-        if inQuote { out += quoted.count > 1 ? "…" : quoted }
-        return out
+        guard let first = message.firstIndex(of: "\"") else { return message }
+        guard let last = message.lastIndex(of: "\""), first < last else { return String(message[...first]) + "…" }
+        return String(message[...first]) + "…" + String(message[last...])
     }
 
     /// True when the socket is still good as far as libpq knows.

@@ -40,7 +40,7 @@ public struct LedgerConfiguration: Sendable {
         guard let url = env["DATABASE_URL"], !url.isEmpty else {
             throw ConfigurationError.missing("DATABASE_URL", hint: "a libpq connection string or URI; without it the private cluster Ops/run starts (.ledger/port) is used, and none was found")
         }
-        let listen = env["LEDGER_LISTEN"] ?? "127.0.0.1:8080"
+        let listen = env["LEDGER_LISTEN"].flatMap { $0.isEmpty ? nil : $0 } ?? "127.0.0.1:8080"
         guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]),
               (0...65535).contains(port) else {
             throw ConfigurationError.invalid("LEDGER_LISTEN", value: listen, hint: "address:port, for example 127.0.0.1:8080")

@@ -159,6 +159,16 @@ struct EmailMaskingTests {
         #expect(EmailMasking.mask(v) == .object([("externalCustomerId", .string("j***@example.com")), ("n", .number("1")), ("a", .array([.string("x***@y.z")]))]))
     }
 
+    @Test("a megabyte of separators is masked in linear time")
+    func separatorFlood() {
+        let flood = String(repeating: "%40", count: 350_000)
+        let started = ContinuousClock.now
+        #expect(EmailMasking.mask(flood) == flood)
+        #expect(EmailMasking.mask(String(repeating: "a%40", count: 100_000) + "b.com").hasSuffix("b.com"))
+        // Quadratic, the first took minutes; linear, well under a second even in a debug build.
+        #expect(ContinuousClock.now - started < .seconds(5))
+    }
+
     @Test("URL-encoded addresses, unusual local parts and object keys are masked too")
     func masksHiddenForms() {
         #expect(EmailMasking.mask("orderId=1&email=john.doe%40example.com") == "orderId=1&email=j***%40example.com")
@@ -173,6 +183,11 @@ struct EmailMaskingTests {
         #expect(EmailMasking.mask("jane.doe@localhost") == "j***@localhost")
         #expect(EmailMasking.mask(#""jane doe"@example.com"#) == #""***@example.com"#)
         #expect(EmailMasking.mask("jane@bücher.de") == "j***@bücher.de")
+        // Non-ASCII separators between addresses: each address masked (the separator, read as
+        // part of the local part, is the character kept).
+        #expect(EmailMasking.mask("jane@x.com\u{00A0}bob@y.com") == "j***@x.com\u{00A0}***@y.com")
+        #expect(EmailMasking.mask("a@x.com、b@y.com") == "a***@x.com、***@y.com")
+        #expect(EmailMasking.mask("jane@x.com—bob@y.com") == "j***@x.com—***@y.com")
         let keyed: JSONValue = .object([("john@example.com", .string("x"))])
         #expect(EmailMasking.mask(keyed) == .object([("j***@example.com", .string("x"))]))
     }

@@ -235,7 +235,8 @@ struct ValueTests {
         #expect(configuration.workerThreads == 4)
         #expect(try HTTPServerConfiguration.fromEnvironment([:]) == HTTPServerConfiguration())
         // An empty variable keeps the default, as LedgerConfiguration reads it for every command.
-        #expect(try HTTPServerConfiguration.fromEnvironment(["LEDGER_MAX_BODY": "", "LEDGER_HTTP_WORKERS": ""]) == HTTPServerConfiguration())
+        #expect(try HTTPServerConfiguration.fromEnvironment(["LEDGER_MAX_BODY": "", "LEDGER_HTTP_WORKERS": "", "LEDGER_LISTEN": ""])
+                == HTTPServerConfiguration())
         #expect(throws: HTTPServerError.self) {
             try HTTPServerConfiguration.fromEnvironment(["LEDGER_MAX_BODY": String(64 << 20 + 1)])
         }

@@ -101,7 +101,8 @@ struct CLITests {
 
     @Test("a DATABASE_URL libpq cannot read never shows its password: verify and serve exit 2 without it",
           arguments: ["postgresql://ledger:pa%zzword@127.0.0.1/ledger", "host=127.0.0.1 password=pa zzword",
-                      "postgresql://ledger:pa%zzword@[::1/ledger"])
+                      "postgresql://ledger:pa%zzword@[::1/ledger", #"postgresql://ledger:pa"zz%word@127.0.0.1/ledger"#,
+                      #"postgresql://ledger:pa"zzword@[::1]x/ledger"#])
     func unreadableURLHidesPassword(url: String) {
         for command in ["verify", "serve"] {
             let run = CLIRun()
@@ -187,6 +188,24 @@ struct CLITests {
         #expect(run(["verify"], env: env) == 1)
         #expect(run.errorLines.last?.contains("2 difference(s)") == true, "\(run.errorLines)")
         #expect(run.output.contains("difference: order P-01500: has events but no row in ledger.orders"), "\(run.output)")
+    }
+
+    @Test("verify names an event stored in another order's stream, which rebuild cannot repair")
+    func verifyForeignStream() throws {
+        try TestWrites(pool: db.pool(size: 1)).registerAndPay("F-1")
+        let c = try db.connect()
+        // Another writer's event in F-1's stream naming order F-2.
+        let observation = try QueryObservation.map(provider: "acme", merchantOrderNo: MerchantOrderNo("F-2"),
+                                                   response: .object([("status", .number("5"))]),
+                                                   observedAt: nil, receivedAt: Timestamp.now())
+        var foreign = EventMapping.newEvent(observation, raw: nil, receipt: Receipt(requestID: "test", verifiedBy: "token:test"))
+        foreign.stream = "order-F-1"
+        _ = try c.transaction { try EventStore().append([foreign], on: $0) }
+        let run = CLIRun()
+        #expect(run(["rebuild"], env: env) == 0)
+        #expect(run(["verify"], env: env) == 1)
+        let all = run.errorLines + run.output
+        #expect(all.contains { $0.contains("in stream order-F-1 names order F-2") }, "\(all)")
     }
 
     @Test("verify exits 1 naming the position of a tampered event")

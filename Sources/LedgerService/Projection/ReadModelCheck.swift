@@ -67,12 +67,20 @@ struct ReadModelCheck {
     private func replay(_ no: MerchantOrderNo, _ events: [StoredEvent], unreadable: inout [String]) -> (OrderState, Timestamp?)? {
         var model: (OrderState, Timestamp?) = (OrderState(merchantOrderNo: no), nil)
         for stored in events {
+            let recorded: RecordedEvent
             do {
-                OrderProjection.fold(&model, try EventMapping.recorded(stored))
+                recorded = try EventMapping.recorded(stored)
             } catch {
                 unreadable.append("event \(stored.position) (\(stored.stream)) cannot be read back: \(error)")
                 return nil
             }
+            // The service writes an order's events to its own stream; another writer could
+            // have broken that (the projection would fold such an event into the order it names).
+            if let named = recorded.event.merchantOrderNo, named != no {
+                unreadable.append("event \(stored.position) in stream \(stored.stream) names order \(named.value): an order's stream must hold its own events only")
+                continue
+            }
+            OrderProjection.fold(&model, recorded)
         }
         return model
     }

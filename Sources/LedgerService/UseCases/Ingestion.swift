@@ -152,25 +152,29 @@ struct Ingestion: Sendable {
 
     func clientEvent(_ no: MerchantOrderNo, _ request: HTTPRequest, principal: Principal, now: Timestamp) throws -> WriteResult {
         let signal = try ClientEventRequest.parse(merchantOrderNo: no, body: request.body, receivedAt: now)
-        try refuseFuture(signal.occurredAt, "occurredAt", now: now)
+        try refuseFuture(signal.occurredAt, "occurredAt", now: now, toleranceSeconds: Self.clientClockToleranceSeconds)
         return try commit(.clientSignal(signal), raw: request.body, request: request, verifiedBy: "token:" + principal.name)
     }
 
     func enrollmentEvent(_ ref: String, _ request: HTTPRequest, principal: Principal, now: Timestamp) throws -> WriteResult {
         let signal = try ClientEventRequest.parseEnrollment(enrollmentRef: ref, body: request.body, receivedAt: now)
-        try refuseFuture(signal.occurredAt, "occurredAt", now: now)
+        try refuseFuture(signal.occurredAt, "occurredAt", now: now, toleranceSeconds: Self.clientClockToleranceSeconds)
         return try commit(.enrollment(signal), raw: request.body, request: request, verifiedBy: "token:" + principal.name)
     }
 
     /// The newest event wins in the read models (the status, the last client signal), so a
-    /// time in the future would pin what they show until then: beyond the clock-skew
-    /// tolerance it is refused.
-    private func refuseFuture(_ time: Timestamp?, _ field: String, now: Timestamp) throws {
+    /// time in the future would pin what they show until then: beyond `toleranceSeconds`
+    /// (the signature clock tolerance unless given) it is refused.
+    private func refuseFuture(_ time: Timestamp?, _ field: String, now: Timestamp, toleranceSeconds: Int64? = nil) throws {
         guard let time else { return }
-        guard time.microseconds <= now.microseconds + configuration.signatureToleranceSeconds * 1_000_000 else {
-            throw ServiceError.badRequest("\(field) \(time.rfc3339) is in the future (beyond the \(configuration.signatureToleranceSeconds) s clock tolerance)")
+        let tolerance = toleranceSeconds ?? configuration.signatureToleranceSeconds
+        guard time.microseconds <= now.microseconds + tolerance * 1_000_000 else {
+            throw ServiceError.badRequest("\(field) \(time.rfc3339) is in the future (beyond the \(tolerance) s clock tolerance)")
         }
     }
+
+    /// An app's clock is often off by minutes: its callbacks are refused only a day ahead.
+    static let clientClockToleranceSeconds: Int64 = 86_400
 
     func correct(_ no: MerchantOrderNo, _ request: HTTPRequest, principal: Principal, now: Timestamp) throws -> WriteResult {
         guard try pool.withConnection({ try orders.load(no, on: $0) }) != nil else {
