@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import LedgerCore
 
@@ -160,6 +161,57 @@ struct ReducerPropertyTests {
             #expect(state.latePayment == late)
             #expect(state.attention == !(statusConflicts.isEmpty && mismatches.isEmpty))
             #expect(state.paidAt == firstPaid?.at)
+        }
+    }
+
+    @Test("rule 6 in both of an order's units: its asset and its fiat currency, each compared only with amounts in it")
+    func amountCheckInBothUnits() {
+        var rng = SplitMix64(seed: 0x5EED_0007)
+        // Registered: 40.00 USDT, or 36.50 EUR in fiat. Values the oracle knows: equal, different, unreadable.
+        let values = ["40", "40.00", "36.5", "36.50", "37", "0", "x"]
+        let assets: [String?] = [nil, "USDT", "usdt", "EUR", "eur", "ETH"]
+        let currencies: [String?] = [nil, "EUR", "Eur", "USDT", "USD"]
+        func equals(_ value: String, _ expected: String) -> Bool {
+            guard value != "x", let v = Decimal(string: value), let e = Decimal(string: expected) else { return false }
+            return v == e
+        }
+        func same(_ a: String?, _ b: String) -> Bool { a?.lowercased() == b.lowercased() }
+        for _ in 0..<Self.cases {
+            var events: [LedgerEvent] = [.registered(OrderRegistration(
+                merchantOrderNo: Self.no, provider: "banxa", amount: "40.00", asset: "USDT",
+                fiatCurrency: "EUR", fiatAmount: "36.50", registeredAt: at(0)))]
+            var facts: [(status: OrderStatus, amount: String?, asset: String?, fiat: String?, currency: String?)] = []
+            for k in 0..<Int.random(in: 1...5, using: &rng) {
+                let status = OrderStatus(rawValue: Int.random(in: 1...6, using: &rng))!
+                let amount = Bool.random(using: &rng) ? values.randomElement(using: &rng)! : nil
+                let asset = assets.randomElement(using: &rng)!
+                let currency = currencies.randomElement(using: &rng)!
+                let fiat = currency == nil ? nil : values.randomElement(using: &rng)!
+                facts.append((status, amount, asset, fiat, currency))
+                events.append(.observed(StatusObservation(
+                    merchantOrderNo: Self.no, provider: "banxa", source: .webhook, status: status, observedAt: at(Int64(k + 1)),
+                    amount: amount, asset: asset, fiatAmount: fiat, fiatCurrency: currency, idempotencyKey: "f\(k)")))
+            }
+            let recorded = events.enumerated().map { RecordedEvent(event: $1, position: Int64($0 + 1), recordedAt: at(Int64($0))) }
+            // The oracle, from the decision "amounts are compared in one unit only": an amount
+            // without an asset is in the order's asset; a fiat amount needs its currency.
+            var expected = Set<Int64>()
+            for (k, f) in facts.enumerated() where f.status.isPaid {
+                var mismatch = false
+                if let amount = f.amount {
+                    if f.asset == nil || same(f.asset, "USDT") { mismatch = mismatch || !equals(amount, "40") }
+                    if same(f.asset, "EUR") { mismatch = mismatch || !equals(amount, "36.5") }
+                }
+                if let fiat = f.fiat, let currency = f.currency {
+                    if same(currency, "EUR") { mismatch = mismatch || !equals(fiat, "36.5") }
+                    if same(currency, "USDT") { mismatch = mismatch || !equals(fiat, "40") }
+                }
+                if mismatch { expected.insert(Int64(k + 2)) }
+            }
+            let state = fold(Self.no, recorded)
+            let listed = state.conflicts.filter { $0.kind == .amountMismatch }
+            #expect(Set(listed.map(\.position)) == expected, "\(facts)")
+            #expect(listed.count == expected.count)
         }
     }
 
