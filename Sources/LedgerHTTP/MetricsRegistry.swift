@@ -31,6 +31,9 @@ public final class MetricsRegistry: Sendable {
     }
 
     /// Adds a closure run before every render, to refresh gauges that are sampled (pool sizes...).
+    /// How many collectors run on each scrape (registered once each, at startup).
+    public var collectorCount: Int { collectors.withLock { $0.count } }
+
     public func addCollector(_ collect: @escaping @Sendable () -> Void) {
         collectors.withLock { $0.append(collect) }
     }

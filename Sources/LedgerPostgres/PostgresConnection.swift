@@ -39,11 +39,14 @@ public final class PostgresConnection: @unchecked Sendable {
         try validate(connectionString: conninfo)
         var keys = ["dbname", "connect_timeout", "application_name", "keepalives_idle", "keepalives_interval", "keepalives_count"]
         var values = [conninfo, String(timeout), "ledger", "10", "5", "3"]
+        // A server that vanishes mid-statement (no ACKs) is given up after the statement
+        // timeout plus a margin, or 30 s without one, not after the kernel's ~15 minutes of
+        // retransmissions (keepalives cover idle connections only).
+        keys.append("tcp_user_timeout")
         if let statementTimeout, statementTimeout.isFinite, statementTimeout > 0 {
-            // A server that vanishes mid-statement (no ACKs) is given up after the statement
-            // timeout plus a margin, not after the kernel's ~15 minutes of retransmissions.
-            keys.append("tcp_user_timeout")
             values.append(String(Int((statementTimeout + 5) * 1000)))
+        } else {
+            values.append(String(Self.unansweredDataTimeoutMilliseconds))
         }
         let pointer: OpaquePointer? = withCStrings(keys) { k in
             withCStrings(values) { v in PQconnectdbParams(k, v, 1) }
@@ -66,6 +69,10 @@ public final class PostgresConnection: @unchecked Sendable {
         PQclear(setup)
         return pointer
     }
+
+    /// How long data sent on a connection without a statement timeout may go unacknowledged
+    /// before the kernel drops it (`tcp_user_timeout`).
+    static let unansweredDataTimeoutMilliseconds = 30_000
 
     /// Throws `.invalidConnectionString` when libpq cannot parse `conninfo`, without
     /// connecting. libpq's message quotes the part it could not read, which may be a

@@ -32,8 +32,10 @@ public enum PostgresError: Error, CustomStringConvertible, Sendable {
         switch self {
         case .connectionFailed, .connectionLost, .poolExhausted: return true
         case .server(let state, _, _, _):
-            // Class 08 connection exceptions, 57P0x admin/crash shutdown, 53 resources.
-            return state.hasPrefix("08") || state.hasPrefix("57P") || state.hasPrefix("53")
+            // Class 08 connection exceptions, 57P0x admin/crash shutdown, 53 resources, and
+            // 57014 a statement cancelled (the statement timeout: the database is too slow or
+            // locked right now; worth a retry, not a 500).
+            return state.hasPrefix("08") || state.hasPrefix("57P") || state.hasPrefix("53") || state == "57014"
         default: return false
         }
     }

@@ -16,6 +16,8 @@ public final class LedgerApplication: Sendable {
     let documents: DocumentBatcher
     let server: HTTPServer
     let logger: Logger
+    /// What `/metrics` renders (its collectors run on every scrape).
+    let metricsRegistry: MetricsRegistry
     /// Empties the token cache when a token changes (a revocation takes effect at once).
     let tokenChanges: TokenChangeListener
 
@@ -76,11 +78,12 @@ public final class LedgerApplication: Sendable {
                                  runsInline: { handler.runsInline($0) },
                                  deferred: { handler.startDeferred($0, $1) },
                                  handler: { handler.handle($0) })
+        self.metricsRegistry = registry
         self.pool = pool
         self.readPool = readPool
         self.committer = committer
         self.documents = documents
-        registry.addCollector { [server] in instrumentation.sampleInFlight(of: server) }
+        instrumentation.sampleInFlight(of: server)   // registers its own collector, once
     }
 
     @discardableResult

@@ -1,6 +1,7 @@
 import Foundation
 import LedgerCore
 import LedgerHTTP
+@testable import LedgerService
 import Testing
 
 /// issue 4, Logs and metrics: one JSON object a line with the request's
@@ -56,6 +57,18 @@ struct LogAndMetricsTests {
         #expect(requests.contains { $0["request_id"]?.stringValue == requestId && $0["route"]?.stringValue == "register_order"
                                      && $0["status"]?.int64Value == 201 },
                 "the registration's line, found by the X-Request-Id the client saw")
+    }
+
+    @Test("scraping /metrics runs a fixed set of collectors: a scrape adds none, and the in-flight gauge is there")
+    func scrapesAddNothing() throws {
+        let ledger = try LedgerFixture.start("scrapes")
+        defer { ledger.stop() }
+        let before = ledger.app.metricsRegistry.collectorCount
+        for _ in 0..<5 {
+            let reply = try ledger.client.get("/metrics")
+            #expect(reply.status == 200 && reply.text.contains("ledger_http_requests_in_flight"), "\(reply.text.prefix(200))")
+        }
+        #expect(ledger.app.metricsRegistry.collectorCount == before)
     }
 
     @Test("unknown paths and odd methods share fixed metric labels, so callers cannot grow the label sets")

@@ -248,6 +248,13 @@ struct PreparedStatementTests {
         let started = Date()
         #expect(throws: PostgresError.self) { try pool.withConnection { try $0.query("SELECT pg_sleep(5)") } }
         #expect(Date().timeIntervalSince(started) < 3)
+        // A cancelled statement is the database being slow or locked now: 503 with Retry-After, not 500.
+        do {
+            try pool.withConnection { _ = try $0.query("SELECT pg_sleep(5)") }
+            Issue.record("the statement was not cancelled")
+        } catch let error as PostgresError {
+            #expect(error.sqlState == "57014" && error.isUnavailable, "\(error)")
+        }
         #expect(try pool.withConnection { try $0.query("SELECT 1 AS n").int64(0, "n") } == 1)
     }
 }
