@@ -103,6 +103,13 @@ public final class PostgresConnection: @unchecked Sendable {
     /// Re-establishes a broken connection. Outside a transaction only: a
     /// transaction cannot survive a lost connection.
     public func reconnectIfNeeded() throws {
+        if let conn, !inTransaction, PQstatus(conn) == CONNECTION_OK {
+            // libpq notices that the server closed an idle connection (a restart) only when it
+            // next reads from it: a socket that is readable now holds that close (or a FATAL
+            // notice before it), and reading it marks the connection bad. One poll(2), no wait.
+            var descriptor = pollfd(fd: PQsocket(conn), events: Int16(POLLIN), revents: 0)
+            if poll(&descriptor, 1, 0) > 0 { _ = PQconsumeInput(conn) }
+        }
         if isHealthy { return }
         if let conn { PQfinish(conn) }
         conn = nil

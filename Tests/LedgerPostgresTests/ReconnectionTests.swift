@@ -33,5 +33,13 @@ struct ReconnectionTests {
         #expect(after[0].receipt?.position == 2)
         let count = try pool.withConnection { try $0.query("SELECT count(*) AS n FROM ledger.events").int64(0, "n") }
         #expect(count == 2)
+
+        // A restart between two uses: the idle connections the server closed are replaced on
+        // their next use, which succeeds (no spurious 503 for the request that meets them).
+        try cluster.stop()
+        try cluster.start()
+        let afterIdleRestart = try committer.append([sampleEvent(key: "after-idle-restart")])
+        #expect(afterIdleRestart[0].receipt?.position == 3)
+        #expect(try pool.withConnection { try $0.query("SELECT 1 AS n").int64(0, "n") } == 1)
     }
 }
