@@ -47,27 +47,28 @@ struct ChainAppend {
         var cached: [String: Int] = [:] // streams whose version the writer knows, if the head agrees
         var assumedNew: [String: Int] = [:]  // streams taken to be at version 0 without a probe
         var skippedKeys = false
-        var seenKeys = Set<String>()
-        var seenStreams = Set<String>()
+        var seenKeys = Set<String>(minimumCapacity: items.count)
+        var seenStreams = Set<String>(minimumCapacity: items.count)
+        assumedNew.reserveCapacity(items.count)
         let optimistic = hints?.beginBatch() ?? false
         // A stream an item names with an expected version is always probed: that check needs the truth.
         let checked = optimistic ? Set(items.lazy.filter { $0.event.expectedVersion != nil }.map(\.event.stream)) : []
         for item in items {
             let key = item.event.idempotencyKey, stream = item.event.stream
             if seenKeys.insert(key).inserted {
-                if optimistic, let hints, !hints.mayExist(key: key) { skippedKeys = true } else { keys.append(key) }
+                if optimistic, let hints, !hints.mayExist(key: item.keyFingerprint) { skippedKeys = true } else { keys.append(key) }
             }
             if seenStreams.insert(stream).inserted {
                 if let known = cache?.version(of: stream) {
                     cached[stream] = known
-                } else if optimistic, let hints, !hints.mayExist(stream: stream), !checked.contains(stream) {
+                } else if optimistic, let hints, !hints.mayExist(stream: item.streamFingerprint), !checked.contains(stream) {
                     assumedNew[stream] = 0
                 } else {
                     probed.append(stream)
                 }
             }
         }
-        for item in items { hints?.remember(key: item.event.idempotencyKey, stream: item.event.stream) }
+        if let hints { for item in items { hints.remember(key: item.keyFingerprint, stream: item.streamFingerprint) } }
         var mayMiss = skippedKeys || !assumedNew.isEmpty
         var headPosition: Int64 = 0
         var headHash = ChainHash.genesis
@@ -142,6 +143,7 @@ struct ChainAppend {
         var plans = [Plan]()
         plans.reserveCapacity(items.count)
         var fresh: [String: Int] = [:]     // key -> index of the new item that carries it
+        fresh.reserveCapacity(items.count)
         var position = headPosition
         for (index, item) in items.enumerated() {
             guard let parts = item.chain else {

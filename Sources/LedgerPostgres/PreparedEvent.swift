@@ -48,9 +48,16 @@ public final class PreparedEvent: Sendable {
         }
     }
 
+    /// The idempotency key's and the stream's fingerprints for the writer's probe hints,
+    /// taken here so the writer does not hash the strings itself.
+    let keyFingerprint: BloomFilter.Fingerprint
+    let streamFingerprint: BloomFilter.Fingerprint
+
     public init(_ event: NewEvent) {
         self.event = event
         self.chain = Self.parts(event)
+        keyFingerprint = BloomFilter.Fingerprint(event.idempotencyKey)
+        streamFingerprint = BloomFilter.Fingerprint(event.stream)
     }
 
     private static func parts(_ e: NewEvent) -> ChainParts? {

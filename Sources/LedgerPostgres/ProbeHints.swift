@@ -124,17 +124,26 @@ public final class ProbeHints: @unchecked Sendable {
     }
 
     /// Whether `key` may already be stored: false only for a key this writer never sent.
-    func mayExist(key: String) -> Bool {
-        keys.mayContain(key) || (previousKeys?.mayContain(key) ?? false)
-    }
+    func mayExist(key: String) -> Bool { mayExist(key: BloomFilter.Fingerprint(key)) }
 
     /// Whether `stream` may already hold events: false only for a stream this writer never sent to.
-    func mayExist(stream: String) -> Bool {
-        streams.mayContain(stream)
-    }
+    func mayExist(stream: String) -> Bool { mayExist(stream: BloomFilter.Fingerprint(stream)) }
 
     /// The batch about to be sent holds these: from now on they may exist.
     func remember(key: String, stream: String) {
+        remember(key: BloomFilter.Fingerprint(key), stream: BloomFilter.Fingerprint(stream))
+    }
+
+    /// The same by fingerprint (`PreparedEvent` takes them on the submitting thread).
+    func mayExist(key: BloomFilter.Fingerprint) -> Bool {
+        keys.mayContain(key) || (previousKeys?.mayContain(key) ?? false)
+    }
+
+    func mayExist(stream: BloomFilter.Fingerprint) -> Bool {
+        streams.mayContain(stream)
+    }
+
+    func remember(key: BloomFilter.Fingerprint, stream: BloomFilter.Fingerprint) {
         if keys.insertions >= keysPerGeneration {
             previousKeys = keys
             keys = BloomFilter(bits: keyBits)
