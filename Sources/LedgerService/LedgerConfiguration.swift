@@ -33,6 +33,12 @@ public struct LedgerConfiguration: Sendable {
     public var writerNice: Int = Self.defaultWriterNice
     public static let defaultWriterNice = -10
 
+    /// How long `ledger serve` may take to stop after SIGTERM or SIGINT (the HTTP grace
+    /// period and the writer's last commits included) before it exits anyway, with status 1.
+    /// Nothing acknowledged is lost by that: a 2xx is sent only after its commit.
+    public var shutdownTimeoutSeconds: Int = Self.defaultShutdownTimeoutSeconds
+    public static let defaultShutdownTimeoutSeconds = 25
+
     public var database: DatabaseConfiguration { DatabaseConfiguration(connectionString: databaseURL) }
 
     /// Reads the variables of operations.md; throws a `ConfigurationError` naming the bad one.
@@ -54,6 +60,8 @@ public struct LedgerConfiguration: Sendable {
         let stateCache = try integer(env, "LEDGER_ORDER_STATE_CACHE", default: defaultOrderStateCacheSize,
                                      range: 0...1_000_000)
         let writerNice = try integer(env, "LEDGER_WRITER_NICE", default: defaultWriterNice, range: -20...19)
+        let shutdownTimeout = try integer(env, "LEDGER_SHUTDOWN_TIMEOUT", default: defaultShutdownTimeoutSeconds,
+                                          range: 1...3_600)
         var configuration = LedgerConfiguration(
             databaseURL: url,
             listenHost: String(listen[..<colon]),
@@ -68,6 +76,7 @@ public struct LedgerConfiguration: Sendable {
         configuration.quarantinePerSourcePerMinute = perSource
         configuration.orderStateCacheSize = stateCache
         configuration.writerNice = writerNice
+        configuration.shutdownTimeoutSeconds = shutdownTimeout
         return configuration
     }
 

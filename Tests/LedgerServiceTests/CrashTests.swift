@@ -48,10 +48,10 @@ final class ServeProcess: @unchecked Sendable {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
-    init(databaseURL: String) throws {
+    init(databaseURL: String, environment extra: [String: String] = [:]) throws {
         port = try Self.freePort()
         log = NSTemporaryDirectory() + "ledger-serve-\(port).log"
-        var environment = LedgerFixture.environment(databaseURL: databaseURL)
+        var environment = LedgerFixture.environment(databaseURL: databaseURL).merging(extra) { $1 }
         environment["LEDGER_LISTEN"] = "127.0.0.1:\(port)"
         environment["LEDGER_MIGRATIONS"] = TestDatabase.migrationsDirectory
         environment["PATH"] = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"

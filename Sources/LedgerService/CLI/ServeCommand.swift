@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import LedgerHTTP
 import LedgerPostgres
+import Synchronization
 
 /// `ledger serve`: runs until SIGTERM or SIGINT, then shuts down gracefully.
 struct ServeCommand {
@@ -43,8 +44,31 @@ struct ServeCommand {
         FileHandle.standardOutput.write(Data("ledger listening on http://\(configuration.listenHost):\(app.port ?? configuration.listenPort)\n".utf8))
 
         let received = shutdownSignals.wait()
-        logger.info("shutting down: finishing requests in flight", [("signal", .string(received == SIGINT ? "SIGINT" : "SIGTERM"))])
+        logger.info("shutting down: finishing requests in flight", [("signal", .string(Self.name(received)))])
+        let stopped = Atomic<Bool>(false)
+        // A second signal, or a stop that outlasts LEDGER_SHUTDOWN_TIMEOUT (a commit stuck
+        // behind a lock nobody releases), ends the process at once. Nothing acknowledged is
+        // lost: a 2xx goes out only after its commit, and PostgreSQL rolls back the rest.
+        let limit = configuration.shutdownTimeoutSeconds
+        let guardThread = Thread {
+            let second = shutdownSignals.wait(timeoutSeconds: Double(limit))
+            guard !stopped.load(ordering: .acquiring) else { return }
+            if let second {
+                logger.error("stopping now on a second signal: requests still in flight get no answer",
+                             [("signal", .string(Self.name(second)))])
+            } else {
+                logger.error("the graceful stop did not finish within LEDGER_SHUTDOWN_TIMEOUT: exiting now; requests still in flight get no answer",
+                             [("seconds", .int(limit))])
+            }
+            logWriter.flush()
+            _exit(1)
+        }
+        guardThread.name = "shutdown-guard"
+        guardThread.start()
         app.stop()
+        stopped.store(true, ordering: .releasing)
         return 0
     }
+
+    private static func name(_ signal: Int32) -> String { signal == SIGINT ? "SIGINT" : "SIGTERM" }
 }

@@ -1,3 +1,4 @@
+import Dispatch
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -30,5 +31,20 @@ struct ShutdownSignals {
         var received: Int32 = 0
         while sigwait(&set, &received) != 0 {}
         return received
+    }
+
+    /// Waits up to `seconds` for SIGTERM or SIGINT: which came, or nil when none did.
+    func wait(timeoutSeconds seconds: Double) -> Int32? {
+        var set = self.set
+        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(0, seconds) * 1e9)
+        while true {
+            let now = DispatchTime.now().uptimeNanoseconds
+            guard now < deadline else { return nil }
+            let left = deadline - now
+            var timeout = timespec(tv_sec: Int(left / 1_000_000_000), tv_nsec: Int(left % 1_000_000_000))
+            let received = sigtimedwait(&set, nil, &timeout)
+            if received > 0 { return received }
+            if errno != EINTR && errno != EAGAIN { return nil }
+        }
     }
 }
