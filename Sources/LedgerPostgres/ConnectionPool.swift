@@ -10,9 +10,14 @@ public struct DatabaseConfiguration: Sendable {
     public var connectTimeoutSeconds: Int
     /// The server cancels any one statement that runs longer (nil: no limit).
     public var statementTimeoutSeconds: Double?
+    /// How long one borrow may take in all, waiting for a connection, connecting and every
+    /// answer included (nil: no limit): past it the borrower gets an unavailable error and
+    /// the connection is dropped. For borrowers that must answer within a request's time.
+    public var borrowTimeoutSeconds: Double?
 
     public init(connectionString: String, poolSize: Int = 8, acquireTimeoutSeconds: Double = 5, connectTimeoutSeconds: Int = 3,
-                statementTimeoutSeconds: Double? = nil) {
+                statementTimeoutSeconds: Double? = nil, borrowTimeoutSeconds: Double? = nil) {
+        self.borrowTimeoutSeconds = borrowTimeoutSeconds
         self.connectionString = connectionString
         self.poolSize = poolSize
         self.acquireTimeoutSeconds = acquireTimeoutSeconds
@@ -45,11 +50,18 @@ public final class ConnectionPool: @unchecked Sendable {
         return (opened - idle.count, opened, configuration.poolSize, waiting)
     }
 
-    /// Borrows a connection for the duration of `body`.
-    public func withConnection<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
-        let connection = try acquire()
+    /// Borrows a connection for the duration of `body`, bounded by `within` seconds (by
+    /// default the configuration's `borrowTimeoutSeconds`) when one is given.
+    public func withConnection<T>(within seconds: Double? = nil, _ body: (PostgresConnection) throws -> T) throws -> T {
+        let budget = seconds ?? configuration.borrowTimeoutSeconds
+        let deadline = budget.map { ContinuousClock.now + .milliseconds(Int(max(0, $0) * 1000)) }
+        let connection = try acquire(waitingAtMost: min(configuration.acquireTimeoutSeconds, budget ?? .infinity))
         var healthy = true
-        defer { release(connection, healthy: healthy) }
+        connection.borrowDeadline = deadline
+        defer {
+            connection.borrowDeadline = nil
+            release(connection, healthy: healthy)
+        }
         do {
             try connection.reconnectIfNeeded()
             return try body(connection)
@@ -84,8 +96,8 @@ public final class ConnectionPool: @unchecked Sendable {
         toClose.forEach { $0.close() }
     }
 
-    private func acquire() throws -> PostgresConnection {
-        let deadline = Date().addingTimeInterval(configuration.acquireTimeoutSeconds)
+    private func acquire(waitingAtMost seconds: Double) throws -> PostgresConnection {
+        let deadline = Date().addingTimeInterval(seconds)
         condition.lock()
         while true {
             if closed {
@@ -116,7 +128,7 @@ public final class ConnectionPool: @unchecked Sendable {
             waiting -= 1
             if !signalled && idle.isEmpty && opened >= configuration.poolSize {
                 condition.unlock()
-                throw PostgresError.poolExhausted(waitedSeconds: configuration.acquireTimeoutSeconds)
+                throw PostgresError.poolExhausted(waitedSeconds: seconds)
             }
         }
     }

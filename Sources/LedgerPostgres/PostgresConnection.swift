@@ -18,6 +18,9 @@ public final class PostgresConnection: @unchecked Sendable {
         statementTimeoutSeconds.flatMap { $0.isFinite && $0 > 0 ? $0 + 2 : nil }
     }
     private var answerTimedOut = false
+    /// Set by the pool for one borrow (`ConnectionPool.withConnection(within:)`): no answer
+    /// is awaited past it, and a reconnect that could not finish by then is not begun.
+    public var borrowDeadline: ContinuousClock.Instant?
     /// Inside `transaction`: BEGIN not sent yet (it goes out with the first statement).
     var beginPending = false
     /// Inside `transaction`: statements to send with COMMIT (`deferUntilCommit`).
@@ -115,7 +118,16 @@ public final class PostgresConnection: @unchecked Sendable {
         conn = nil
         inTransaction = false
         statements.removeAll()
-        conn = try Self.open(connectionString, timeout: connectTimeoutSeconds, statementTimeout: statementTimeoutSeconds)
+        var timeout = connectTimeoutSeconds
+        if let borrowDeadline {
+            // libpq's connect_timeout counts whole seconds, 2 at least.
+            let left = borrowDeadline - ContinuousClock.now
+            guard left >= .seconds(1) else {
+                throw PostgresError.connectionFailed("no time left to connect before the request's deadline")
+            }
+            timeout = min(timeout, max(2, Int(left.components.seconds)))
+        }
+        conn = try Self.open(connectionString, timeout: timeout, statementTimeout: statementTimeoutSeconds)
     }
 
     /// Runs one parameterized statement. Values never enter the SQL text.
@@ -211,7 +223,7 @@ public final class PostgresConnection: @unchecked Sendable {
             close()
             inTransaction = false
             throw PostgresError.connectionLost(
-                "PostgreSQL did not answer within \(answerTimeoutSeconds ?? 0) s; the connection was dropped")
+                "PostgreSQL did not answer in time (\(answerTimeoutSeconds.map { "within \($0) s, or " } ?? "")by the request's deadline); the connection was dropped")
         }
         defer { PQclear(result) }
         return try body(result)
@@ -237,7 +249,14 @@ public final class PostgresConnection: @unchecked Sendable {
         guard statements.count < Self.maxPreparedStatements else { return nil }
         statementCounter += 1
         let name = "ledger_s\(statementCounter)"
-        guard let made = PQprepare(conn, name, sql, Int32(types.count), types) else { throw lostOrFailed(conn) }
+        let prepared: OpaquePointer?
+        if let deadline = answerDeadline() {
+            guard PQsendPrepare(conn, name, sql, Int32(types.count), types) == 1 else { throw lostOrFailed(conn) }
+            prepared = awaitResult(conn, until: deadline)
+        } else {
+            prepared = PQprepare(conn, name, sql, Int32(types.count), types)
+        }
+        guard let made = prepared else { throw lostOrFailed(conn) }
         defer { PQclear(made) }
         guard PQresultStatus(made) == PGRES_COMMAND_OK else { throw Self.error(from: made, conn: conn) }
         statements[sql] = PreparedStatement(name: name, types: types)
@@ -460,9 +479,12 @@ public final class PostgresConnection: @unchecked Sendable {
         }
     }
 
-    /// When a statement must have been answered, if this connection bounds the wait.
+    /// When a statement must have been answered, if this connection bounds the wait: the
+    /// statement timeout plus a margin, and never past the borrower's deadline.
     func answerDeadline() -> ContinuousClock.Instant? {
-        answerTimeoutSeconds.map { ContinuousClock.now + .milliseconds(Int($0 * 1000)) }
+        let byStatement = answerTimeoutSeconds.map { ContinuousClock.now + .milliseconds(Int($0 * 1000)) }
+        guard let borrowDeadline else { return byStatement }
+        return byStatement.map { min($0, borrowDeadline) } ?? borrowDeadline
     }
 
     /// Waits for the whole answer to a statement sent with `PQsend*`, like `PQexec*` does,

@@ -22,6 +22,11 @@ final class Authenticator: Sendable {
     /// before a `forgetAll` must not put what it read back into the cache.
     private let cache = Mutex<(entries: [String: (TokenRecord, Timestamp)], generation: UInt64)>(([:], 0))
 
+    /// How long a lookup may take in all (a wait for a connection, connecting, the query):
+    /// it may run on a polling thread, which serves other connections too, and it comes
+    /// before the request's own work within the request timeout. Past it: 503.
+    static let lookupSeconds: Double = 3
+
     init(pool: ConnectionPool, cacheSeconds: Int64 = 5) {
         self.pool = pool
         self.cacheSeconds = cacheSeconds
@@ -45,7 +50,7 @@ final class Authenticator: Sendable {
         if let cached {
             record = cached
         } else {
-            guard let found = try pool.withConnection({ try issuer.authenticate(token, now: now, on: $0) }) else {
+            guard let found = try pool.withConnection(within: Self.lookupSeconds, { try issuer.authenticate(token, now: now, on: $0) }) else {
                 throw ServiceError.unauthenticated("the token is unknown, expired or revoked")
             }
             record = found

@@ -30,11 +30,14 @@ public final class LedgerApplication: Sendable {
         database.acquireTimeoutSeconds = 3
         database.connectTimeoutSeconds = 2
         let pool = ConnectionPool(configuration: database)
-        // Inline reads block a polling thread: the server cancels a read statement that
-        // outlives the request timeout (see README, *Reads run inline*).
+        // Inline reads block a polling thread: a read's borrow (connecting and every statement
+        // included) ends within the request timeout, after the token lookup's share of it,
+        // and the server cancels a statement that runs as long (see README, *Reads run inline*).
         var readDatabase = database
         readDatabase.poolSize = max(1, http.pollingThreads) + 1   // + the DocumentBatcher's
-        readDatabase.statementTimeoutSeconds = http.requestTimeoutSeconds
+        let readSeconds = Self.readBudgetSeconds(requestTimeout: http.requestTimeoutSeconds)
+        readDatabase.borrowTimeoutSeconds = readSeconds
+        readDatabase.statementTimeoutSeconds = readSeconds
         let readPool = ConnectionPool(configuration: readDatabase)
         // After a restart the writer learns the recent orders and keys before it skips probes
         // again (README, *Most probes are skipped*).
@@ -84,6 +87,13 @@ public final class LedgerApplication: Sendable {
         self.committer = committer
         self.documents = documents
         instrumentation.sampleInFlight(of: server)   // registers its own collector, once
+    }
+
+    /// What an inline read may take of the request timeout: the rest after a token lookup
+    /// (`Authenticator.lookupSeconds`) and a second for the answer, one second at least.
+    static func readBudgetSeconds(requestTimeout: Double) -> Double {
+        guard requestTimeout.isFinite else { return 3_600 }
+        return max(1, requestTimeout - Authenticator.lookupSeconds - 1)
     }
 
     @discardableResult

@@ -1,0 +1,68 @@
+import Foundation
+import LedgerCore
+import LedgerPostgres
+import LedgerTestSupport
+import Testing
+
+/// issue 4, Faults: a database host that vanishes from the network (no refusal,
+/// no reset: packets go nowhere) still gets every request a 503 with
+/// Retry-After within the request timeout, reads and token lookups on the
+/// polling threads included, and the service recovers once the host is back.
+@Suite("A black-holed database host")
+struct BlackholedDatabaseTests {
+    static let requestTimeout = 6.0
+
+    /// Runs `request`: a 503 problem with Retry-After within the request timeout.
+    private func expectUnavailableInTime(_ what: String, _ request: () throws -> Reply) {
+        let started = Date()
+        do {
+            let reply = try request()
+            let seconds = Date().timeIntervalSince(started)
+            #expect(reply.status == 503, "\(what): \(reply)")
+            #expect(reply.header("Retry-After") != nil, "\(what): no Retry-After in \(reply.headers)")
+            #expect(seconds <= Self.requestTimeout + 0.5, "\(what) took \(seconds) s against a \(Self.requestTimeout) s request timeout")
+        } catch {
+            Issue.record("\(what) got no HTTP answer after \(Date().timeIntervalSince(started)) s: \(error)")
+        }
+    }
+
+    @Test("inline reads, reads with a token to look up, and writes answer 503 within the request timeout; then it recovers")
+    func blackholedHost() throws {
+        let db = try TestDatabase.create("blackhole")
+        defer { LedgerFixture.drop(db) }
+        guard let upstream = URLComponents(string: db.url)?.port else {
+            Issue.record("the test database's URL has no port: \(db.url)")
+            return
+        }
+        let proxy = try BlackholeProxy(upstreamPort: upstream)
+        defer { proxy.stop() }
+        let ledger = try LedgerFixture(databaseURL: proxy.rewrite(db.url)) { $0.requestTimeoutSeconds = Self.requestTimeout }
+        defer { ledger.stop() }
+        #expect(try ledger.register("BH-1").status == 201)
+        #expect(try ledger.client.get("/v1/orders/BH-1/events", token: ledger.support).status == 200)   // cached, connections open
+        #expect(try ledger.client.get("/v1/orders?limit=5", token: ledger.support).status == 200)
+        let uncached = try ledger.token(.auditor)
+
+        proxy.blackhole()
+        let client = try HTTPClient(port: ledger.port, receiveTimeout: Self.requestTimeout + 5)
+        expectUnavailableInTime("an inline timeline read") { try client.get("/v1/orders/BH-1/events", token: ledger.support) }
+        expectUnavailableInTime("an inline list") { try client.get("/v1/orders?limit=5", token: ledger.support) }
+        expectUnavailableInTime("a read whose token must be looked up") { try client.get("/v1/orders/BH-1/events", token: uncached) }
+        expectUnavailableInTime("a document read") { try client.get("/v1/orders/BH-1", token: ledger.support) }
+        expectUnavailableInTime("a webhook") {
+            let body = LedgerFixture.web3Body("BH-1", status: 3)
+            return try client.post("/v1/webhooks/web3", body: body,
+                                   headers: LedgerFixture.web3Headers(body, timestamp: String(Timestamp.now().seconds)))
+        }
+        #expect(try client.get("/healthz").status == 200, "the polling threads still serve")
+
+        proxy.restore()
+        var last: Reply?
+        let recovered = eventually(within: 20, every: 0.25) {
+            last = try client.get("/v1/orders/BH-1/events", token: uncached)
+            return last?.status == 200
+        }
+        #expect(recovered, "reads still fail 20 s after the host came back: \(last.map(String.init(describing:)) ?? "no answer")")
+        #expect(try ledger.sendWeb3(LedgerFixture.web3Body("BH-1", status: 3)).status == 200)
+    }
+}
