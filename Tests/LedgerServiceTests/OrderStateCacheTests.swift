@@ -29,6 +29,7 @@ struct OrderStateCacheTests {
     @Test("an entry serves only the next stream version; a rollback keeps nothing; the size is bounded")
     func entries() {
         let cache = OrderStateCache(capacity: 4)
+        cache.observe(orders: 1, new: 0)   // batches of existing orders: states are kept
         let model: (OrderState, Timestamp?) = (OrderState(merchantOrderNo: try! MerchantOrderNo("A")), nil)
         cache.remember("A", model, streamVersion: 3)
         #expect(cache.model(of: "A", before: 4) == nil, "not committed yet")
@@ -80,20 +81,44 @@ struct OrderStateCacheTests {
         let committer = GroupCommitter(pool: pool, projector: OrderProjection(cache: cache))
         defer { committer.shutdown(); pool.close() }
         _ = try committer.append([try Self.registration("SR-1")])
+        _ = try committer.append([try Self.webhook("SR-1", status: 1, seq: 8)])   // an existing order: kept
         // The same registration key with other content is a key conflict, not a failure; a
         // failed transaction comes from an event the database refuses (a NUL in jsonb text).
         var bad = try Self.webhook("SR-1", status: 2, seq: 9)
         bad.payloadJSON = #"{"merchantOrderNo":"SR-1","note":"\u0000"}"#
         #expect(throws: (any Error).self) { _ = try committer.append([bad]) }
-        #expect(cache.model(of: "SR-1", before: 2) != nil, "the committed registration is still known")
+        #expect(cache.model(of: "SR-1", before: 3) != nil, "the committed state is still known")
         _ = try committer.append([try Self.webhook("SR-1", status: 3, seq: 10)])
         #expect(try LedgerFixture.verify(databaseURL: db.url) == [])
     }
 
-    @Test("LEDGER_ORDER_STATE_CACHE: off by default, a size turns it on, a bad value is named")
+    @Test("states are kept only while batches touch existing orders: not for a flood of new orders, again once orders are revisited")
+    func keepsOnlyWhatIsReused() throws {
+        let cache = OrderStateCache(capacity: 64)
+        let model: (OrderState, Timestamp?) = (OrderState(merchantOrderNo: try MerchantOrderNo("N")), nil)
+        for n in 0..<200 {   // webhooks that create their orders: nothing kept would be read
+            cache.observe(orders: 100, new: 100)
+            cache.remember("N\(n)", model, streamVersion: 1)
+            cache.commit()
+        }
+        #expect(!cache.isKeeping && cache.count == 0, "kept \(cache.count) states nobody reads")
+        cache.observe(orders: 100, new: 10)   // registered orders get their webhooks
+        #expect(cache.isKeeping)
+        cache.remember("E1", model, streamVersion: 2)
+        cache.commit()
+        #expect(cache.model(of: "E1", before: 3) != nil)
+        for _ in 0..<100 { cache.observe(orders: 100, new: 100) }
+        #expect(!cache.isKeeping, "back to new orders only: keeping stops (share \(cache.existingShare))")
+        cache.observe(orders: 100, new: 99)
+        #expect(!cache.isKeeping, "one existing order in a batch of new ones (share \(cache.existingShare)) is not a reason to keep")
+    }
+
+    @Test("LEDGER_ORDER_STATE_CACHE: 8192 by default, 0 turns it off, a bad value is named")
     func configuration() throws {
         let base = ["DATABASE_URL": "postgresql://localhost/x"]
-        #expect(try LedgerConfiguration.fromEnvironment(base).orderStateCacheSize == 0)
+        #expect(try LedgerConfiguration.fromEnvironment(base).orderStateCacheSize == 8192)
+        #expect(try LedgerConfiguration.fromEnvironment(base.merging(["LEDGER_ORDER_STATE_CACHE": "0"]) { $1 })
+            .orderStateCacheSize == 0)
         #expect(try LedgerConfiguration.fromEnvironment(base.merging(["LEDGER_ORDER_STATE_CACHE": "4096"]) { $1 })
             .orderStateCacheSize == 4096)
         #expect(throws: ConfigurationError.self) {

@@ -70,9 +70,10 @@ struct OrderProjection: BatchProjector {
 
     func project(_ appended: [Item], prepared: (any Sendable)?, on c: PostgresConnection) throws {
         let plan = try (prepared as? Plan) ?? Self.plan(appended)
+        cache?.observe(orders: plan.orderEvents.count, new: plan.newOrders.count)
         let rows = try apply(plan.orderEvents, new: plan.newOrders, rendered: plan.rendered,
                              insertNew: !newRows.upsertsEverything, deferSave: true, on: c)
-        if let cache {
+        if let cache, cache.isKeeping {
             for row in rows {
                 if let last = plan.versions[row.state.merchantOrderNo.value]?.last {
                     cache.remember(row.state.merchantOrderNo.value, (row.state, row.paidRecordedAt), streamVersion: last)
