@@ -22,12 +22,11 @@ public struct LedgerConfiguration: Sendable {
     public var quarantinePerSourcePerMinute: Int = Self.defaultQuarantinePerSourcePerMinute
     public static let defaultQuarantinePerSourcePerMinute = 600
     /// How many orders' states the writer keeps from its last commits (`OrderStateCache`),
-    /// so their next events need no load; 0 turns it off. It pays only when it holds the
-    /// orders that are active (measured: +30-40% for webhooks on 4,000 busy orders with
-    /// 8,192, session 11), and keeps states only while batches touch existing orders
-    /// (keeping them for webhooks that create their orders cost about 5%).
+    /// so their next events need no load; 0 (the default) turns it off. It pays only when
+    /// it holds the orders that are active, keeps states only while batches touch existing
+    /// orders, and holds at most about 16 MB of them (README, *Decisions*).
     public var orderStateCacheSize: Int = Self.defaultOrderStateCacheSize
-    public static let defaultOrderStateCacheSize = 8192
+    public static let defaultOrderStateCacheSize = 0
 
     /// The nice value the single writer thread asks for (`WriterPriority`; 0 leaves it alone).
     public var writerNice: Int = Self.defaultWriterNice

@@ -92,6 +92,21 @@ struct OrderStateCacheTests {
         #expect(try LedgerFixture.verify(databaseURL: db.url) == [])
     }
 
+    @Test("the entries' estimated memory is bounded: large states rotate the generations sooner")
+    func memoryBound() throws {
+        let cache = OrderStateCache(capacity: 10_000, maxBytes: 1 << 20)
+        cache.observe(orders: 1, new: 0)
+        let model: (OrderState, Timestamp?) = (OrderState(merchantOrderNo: try MerchantOrderNo("M")), nil)
+        for n in 0..<2_000 {
+            cache.remember("M\(n)", model, streamVersion: 2, storedBytes: 4_000)
+            cache.commit()
+        }
+        let perEntry = OrderStateCache.weight(storedBytes: 4_000)
+        #expect(cache.newerBytes <= (1 << 20) / 2, "the newer generation holds \(cache.newerBytes) bytes")
+        #expect(cache.count * perEntry <= 1 << 20, "\(cache.count) entries of \(perEntry) bytes")
+        #expect(cache.model(of: "M1999", before: 3) != nil, "the newest entry is kept")
+    }
+
     @Test("states are kept only while batches touch existing orders: not for a flood of new orders, again once orders are revisited")
     func keepsOnlyWhatIsReused() throws {
         let cache = OrderStateCache(capacity: 64)
@@ -113,12 +128,12 @@ struct OrderStateCacheTests {
         #expect(!cache.isKeeping, "one existing order in a batch of new ones (share \(cache.existingShare)) is not a reason to keep")
     }
 
-    @Test("LEDGER_ORDER_STATE_CACHE: 8192 by default, 0 turns it off, a bad value is named")
+    @Test("LEDGER_ORDER_STATE_CACHE: off by default, a size turns it on, a bad value is named")
     func configuration() throws {
         let base = ["DATABASE_URL": "postgresql://localhost/x"]
-        #expect(try LedgerConfiguration.fromEnvironment(base).orderStateCacheSize == 8192)
-        #expect(try LedgerConfiguration.fromEnvironment(base.merging(["LEDGER_ORDER_STATE_CACHE": "0"]) { $1 })
-            .orderStateCacheSize == 0)
+        #expect(try LedgerConfiguration.fromEnvironment(base).orderStateCacheSize == 0)
+        #expect(try LedgerConfiguration.fromEnvironment(base.merging(["LEDGER_ORDER_STATE_CACHE": "8192"]) { $1 })
+            .orderStateCacheSize == 8192)
         #expect(try LedgerConfiguration.fromEnvironment(base.merging(["LEDGER_ORDER_STATE_CACHE": "4096"]) { $1 })
             .orderStateCacheSize == 4096)
         #expect(throws: ConfigurationError.self) {

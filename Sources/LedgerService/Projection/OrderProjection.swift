@@ -76,7 +76,8 @@ struct OrderProjection: BatchProjector {
         if let cache, cache.isKeeping {
             for row in rows {
                 if let last = plan.versions[row.state.merchantOrderNo.value]?.last {
-                    cache.remember(row.state.merchantOrderNo.value, (row.state, row.paidRecordedAt), streamVersion: last)
+                    cache.remember(row.state.merchantOrderNo.value, (row.state, row.paidRecordedAt), streamVersion: last,
+                                   storedBytes: row.stateText.count)
                 }
             }
         }
