@@ -55,7 +55,14 @@ public final class ConnectionPool: @unchecked Sendable {
     public func withConnection<T>(within seconds: Double? = nil, _ body: (PostgresConnection) throws -> T) throws -> T {
         let budget = seconds ?? configuration.borrowTimeoutSeconds
         let deadline = budget.map { ContinuousClock.now + .milliseconds(Int(max(0, $0) * 1000)) }
-        let connection = try acquire(waitingAtMost: min(configuration.acquireTimeoutSeconds, budget ?? .infinity))
+        let connection = try acquire(waitingAtMost: min(configuration.acquireTimeoutSeconds, budget ?? .infinity),
+                                     deadline: deadline)
+        if let deadline, deadline - ContinuousClock.now < Self.leastUsefulRemainder {
+            // The wait for a connection took the budget: give the connection back as it is
+            // rather than send a statement that must be abandoned (dropping the connection).
+            release(connection, healthy: true)
+            throw PostgresError.poolExhausted(waitedSeconds: budget ?? configuration.acquireTimeoutSeconds)
+        }
         var healthy = true
         connection.borrowDeadline = deadline
         defer {
@@ -96,8 +103,11 @@ public final class ConnectionPool: @unchecked Sendable {
         toClose.forEach { $0.close() }
     }
 
-    private func acquire(waitingAtMost seconds: Double) throws -> PostgresConnection {
-        let deadline = Date().addingTimeInterval(seconds)
+    /// Less than this left of a borrow's budget once it holds a connection: not worth a statement.
+    static let leastUsefulRemainder: Duration = .milliseconds(50)
+
+    private func acquire(waitingAtMost seconds: Double, deadline: ContinuousClock.Instant?) throws -> PostgresConnection {
+        let waitUntil = Date().addingTimeInterval(seconds)
         condition.lock()
         while true {
             if closed {
@@ -114,7 +124,8 @@ public final class ConnectionPool: @unchecked Sendable {
                 do {
                     return try PostgresConnection(connectionString: configuration.connectionString,
                                                   connectTimeoutSeconds: configuration.connectTimeoutSeconds,
-                                                  statementTimeoutSeconds: configuration.statementTimeoutSeconds)
+                                                  statementTimeoutSeconds: configuration.statementTimeoutSeconds,
+                                                  deadline: deadline)
                 } catch {
                     condition.lock()
                     opened -= 1
@@ -124,7 +135,7 @@ public final class ConnectionPool: @unchecked Sendable {
                 }
             }
             waiting += 1
-            let signalled = condition.wait(until: deadline)
+            let signalled = condition.wait(until: waitUntil)
             waiting -= 1
             if !signalled && idle.isEmpty && opened >= configuration.poolSize {
                 condition.unlock()

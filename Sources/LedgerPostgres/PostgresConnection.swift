@@ -28,16 +28,63 @@ public final class PostgresConnection: @unchecked Sendable {
 
     /// Connects now; throws `.invalidConnectionString` or `.connectionFailed`.
     /// `statementTimeoutSeconds` makes the server cancel any statement that runs longer.
-    public init(connectionString: String, connectTimeoutSeconds: Int = 5, statementTimeoutSeconds: Double? = nil) throws {
+    /// `deadline`: connecting and the session's setup give up by then (a borrower's deadline).
+    public init(connectionString: String, connectTimeoutSeconds: Int = 5, statementTimeoutSeconds: Double? = nil,
+                deadline: ContinuousClock.Instant? = nil) throws {
         self.connectionString = connectionString
         self.connectTimeoutSeconds = connectTimeoutSeconds
         self.statementTimeoutSeconds = statementTimeoutSeconds
-        self.conn = try Self.open(connectionString, timeout: connectTimeoutSeconds, statementTimeout: statementTimeoutSeconds)
+        self.conn = try Self.open(connectionString, timeout: try Self.connectTimeout(connectTimeoutSeconds, by: deadline),
+                                  statementTimeout: statementTimeoutSeconds, deadline: deadline)
+    }
+
+    /// The connect timeout to give libpq: the configured one, or with a deadline what is
+    /// left before it rounded up (libpq counts whole seconds); the deadline itself is kept
+    /// exactly by `open`, which then connects without blocking. Throws when it has passed.
+    static func connectTimeout(_ configured: Int, by deadline: ContinuousClock.Instant?) throws -> Int {
+        guard let deadline else { return configured }
+        let left = deadline - ContinuousClock.now
+        guard left > .zero else {
+            throw PostgresError.connectionFailed("no time left to connect before the request's deadline")
+        }
+        return min(configured, max(2, Int(left.components.seconds) + 1))
+    }
+
+    /// Milliseconds left before `deadline` (0 once it has passed).
+    static func millisecondsLeft(_ deadline: ContinuousClock.Instant) -> Int {
+        let left = deadline - ContinuousClock.now
+        return max(0, Int(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000))
+    }
+
+    /// Connects without blocking past `deadline` (PQconnectStartParams and PQconnectPoll):
+    /// nil when it passed first, the connection otherwise (whatever its status).
+    private static func connect(keys: [String], values: [String], by deadline: ContinuousClock.Instant) -> OpaquePointer?? {
+        let started: OpaquePointer? = withCStrings(keys) { k in
+            withCStrings(values) { v in PQconnectStartParams(k, v, 1) }
+        }
+        guard let pointer = started else { return .some(nil) }
+        if PQstatus(pointer) == CONNECTION_BAD { return pointer }
+        var status = PGRES_POLLING_WRITING
+        while status != PGRES_POLLING_OK && status != PGRES_POLLING_FAILED {
+            let milliseconds = millisecondsLeft(deadline)
+            guard milliseconds > 0 else {
+                PQfinish(pointer)
+                return nil
+            }
+            var descriptor = pollfd(fd: PQsocket(pointer),
+                                    events: Int16(status == PGRES_POLLING_READING ? POLLIN : POLLOUT), revents: 0)
+            let ready = poll(&descriptor, 1, Int32(min(milliseconds, 60_000)))
+            if ready < 0 && errno != EINTR { break }
+            if ready == 0 { continue }
+            status = PQconnectPoll(pointer)
+        }
+        return pointer
     }
 
     deinit { if let conn { PQfinish(conn) } }
 
-    private static func open(_ conninfo: String, timeout: Int, statementTimeout: Double?) throws -> OpaquePointer {
+    private static func open(_ conninfo: String, timeout: Int, statementTimeout: Double?,
+                             deadline: ContinuousClock.Instant?) throws -> OpaquePointer {
         // Validate the string first so a typo is reported as such, not as a network error.
         try validate(connectionString: conninfo)
         var keys = ["dbname", "connect_timeout", "application_name", "keepalives_idle", "keepalives_interval", "keepalives_count"]
@@ -51,8 +98,16 @@ public final class PostgresConnection: @unchecked Sendable {
         } else {
             values.append(String(Self.unansweredDataTimeoutMilliseconds))
         }
-        let pointer: OpaquePointer? = withCStrings(keys) { k in
-            withCStrings(values) { v in PQconnectdbParams(k, v, 1) }
+        let pointer: OpaquePointer?
+        if let deadline {
+            guard let connected = connect(keys: keys, values: values, by: deadline) else {
+                throw PostgresError.connectionFailed("PostgreSQL did not accept the connection by the request's deadline")
+            }
+            pointer = connected
+        } else {
+            pointer = withCStrings(keys) { k in
+                withCStrings(values) { v in PQconnectdbParams(k, v, 1) }
+            }
         }
         guard let pointer else { throw PostgresError.connectionFailed("libpq could not allocate a connection") }
         guard PQstatus(pointer) == CONNECTION_OK else {
@@ -68,9 +123,50 @@ public final class PostgresConnection: @unchecked Sendable {
         if let statementTimeout, statementTimeout.isFinite, statementTimeout > 0 {
             settings += "; SET statement_timeout = " + String(max(1, Int((statementTimeout * 1000).rounded())))
         }
-        let setup = PQexec(pointer, settings)
-        PQclear(setup)
+        do {
+            try setUp(pointer, settings, by: deadline)
+        } catch {
+            PQfinish(pointer)
+            throw error
+        }
         return pointer
+    }
+
+    /// Runs the session's SET statements, giving up at `deadline` when there is one (a
+    /// server that stops answering right after the handshake must not hold the borrower).
+    private static func setUp(_ pointer: OpaquePointer, _ settings: String, by deadline: ContinuousClock.Instant?) throws {
+        guard let deadline else {
+            let result = PQexec(pointer, settings)
+            defer { PQclear(result) }
+            guard let result, PQresultStatus(result) == PGRES_COMMAND_OK else {
+                throw PostgresError.connectionFailed("the session setup failed: " + String(cString: PQerrorMessage(pointer)).trimmedLine)
+            }
+            return
+        }
+        guard PQsendQuery(pointer, settings) == 1 else {
+            throw PostgresError.connectionFailed("the session setup could not be sent: " + String(cString: PQerrorMessage(pointer)).trimmedLine)
+        }
+        while PQisBusy(pointer) == 1 {
+            let milliseconds = millisecondsLeft(deadline)
+            guard milliseconds > 0 else {
+                throw PostgresError.connectionFailed("PostgreSQL did not answer the session setup by the request's deadline")
+            }
+            var descriptor = pollfd(fd: PQsocket(pointer), events: Int16(POLLIN), revents: 0)
+            let ready = poll(&descriptor, 1, Int32(min(milliseconds, 60_000)))
+            if ready < 0 && errno != EINTR { break }
+            if ready > 0 && PQconsumeInput(pointer) == 0 { break }
+        }
+        var failure: String?
+        while let result = PQgetResult(pointer) {
+            if PQresultStatus(result) != PGRES_COMMAND_OK && failure == nil {
+                failure = String(cString: PQresultErrorMessage(result)).trimmedLine
+            }
+            PQclear(result)
+        }
+        if let failure { throw PostgresError.connectionFailed("the session setup failed: " + failure) }
+        if PQstatus(pointer) != CONNECTION_OK {
+            throw PostgresError.connectionFailed("the connection broke during its setup: " + String(cString: PQerrorMessage(pointer)).trimmedLine)
+        }
     }
 
     /// How long data sent on a connection without a statement timeout may go unacknowledged
@@ -118,16 +214,8 @@ public final class PostgresConnection: @unchecked Sendable {
         conn = nil
         inTransaction = false
         statements.removeAll()
-        var timeout = connectTimeoutSeconds
-        if let borrowDeadline {
-            // libpq's connect_timeout counts whole seconds, 2 at least.
-            let left = borrowDeadline - ContinuousClock.now
-            guard left >= .seconds(1) else {
-                throw PostgresError.connectionFailed("no time left to connect before the request's deadline")
-            }
-            timeout = min(timeout, max(2, Int(left.components.seconds)))
-        }
-        conn = try Self.open(connectionString, timeout: timeout, statementTimeout: statementTimeoutSeconds)
+        conn = try Self.open(connectionString, timeout: try Self.connectTimeout(connectTimeoutSeconds, by: borrowDeadline),
+                             statementTimeout: statementTimeoutSeconds, deadline: borrowDeadline)
     }
 
     /// Runs one parameterized statement. Values never enter the SQL text.

@@ -37,7 +37,9 @@ public final class LedgerApplication: Sendable {
         readDatabase.poolSize = max(1, http.pollingThreads) + 1   // + the DocumentBatcher's
         let readSeconds = Self.readBudgetSeconds(requestTimeout: http.requestTimeoutSeconds)
         readDatabase.borrowTimeoutSeconds = readSeconds
-        readDatabase.statementTimeoutSeconds = readSeconds
+        // A second less, so a slow (not vanished) server cancels the statement itself first
+        // and the connection is kept, rather than dropped at the borrow's deadline.
+        readDatabase.statementTimeoutSeconds = max(0.5, readSeconds - 1)
         let readPool = ConnectionPool(configuration: readDatabase)
         // After a restart the writer learns the recent orders and keys before it skips probes
         // again (README, *Most probes are skipped*).

@@ -75,4 +75,20 @@ struct BorrowDeadlineTests {
         #expect(Date().timeIntervalSince(started) < 3)
         #expect(try pool.withConnection { try $0.query("SELECT 1 AS n").int64(0, "n") } == 1)
     }
+
+    @Test("connecting, too, ends at the borrow's deadline, against a host that accepts and never answers")
+    func connectDeadline() throws {
+        let db = try TestDatabase.create("borrow_connect")
+        let upstream = try #require(URLComponents(string: db.url)?.port, "the test database's URL has no port: \(db.url)")
+        let proxy = try BlackholeProxy(upstreamPort: upstream)
+        defer { proxy.stop() }
+        proxy.blackhole()
+        let pool = ConnectionPool(configuration: DatabaseConfiguration(connectionString: proxy.rewrite(db.url), poolSize: 1,
+                                                                       connectTimeoutSeconds: 10))
+        defer { pool.close() }
+        let started = Date()
+        #expect(throws: PostgresError.self) { try pool.withConnection(within: 0.5) { _ = try $0.query("SELECT 1") } }
+        let waited = Date().timeIntervalSince(started)
+        #expect(waited >= 0.4 && waited < 1.2, "gave up after \(waited) s with a 0.5 s budget (libpq alone would wait at least 2 s)")
+    }
 }

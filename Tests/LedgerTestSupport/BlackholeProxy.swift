@@ -65,10 +65,13 @@ public final class BlackholeProxy: @unchecked Sendable {
         blackholed.store(false, ordering: .sequentiallyConsistent)
     }
 
+    /// Stops accepting and cuts every connection. The listener is closed by the accepting
+    /// thread as it leaves (closing it here could hand its number to another descriptor
+    /// while that thread still calls accept on it). The proxied sockets are shut down, not
+    /// closed, for the same reason: a test leaks a few descriptors.
     public func stop() {
         guard !stopped.exchange(true, ordering: .sequentiallyConsistent) else { return }
         shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
         sockets.withLock { list in
             list.forEach { shutdown($0, Int32(SHUT_RDWR)) }
             list.removeAll()
@@ -89,6 +92,7 @@ public final class BlackholeProxy: @unchecked Sendable {
     }
 
     private func acceptLoop() {
+        defer { close(listener) }
         while !stopped.load(ordering: .relaxed) {
             let client = accept(listener, nil, nil)
             if client < 0 {

@@ -32,6 +32,9 @@ struct ServeCommand {
         // Reads run on the polling threads and wait there for PostgreSQL; on two cores four
         // threads kept both busy best (measured: 2, 4, 8 and 16; see README, *Reads run inline*).
         if cli.environment["LEDGER_HTTP_THREADS"] == nil { http.pollingThreads = 4 }
+        // The grace for requests in flight ends inside LEDGER_SHUTDOWN_TIMEOUT, leaving the
+        // writer time to flush, so a stop with one slow request is not cut short.
+        http.shutdownGraceSeconds = min(http.shutdownGraceSeconds, max(1, Double(configuration.shutdownTimeoutSeconds) - 5))
         // One write(2) per access-log line was a measurable share of a read: lines are
         // written in batches every 50 ms; warnings and errors at once.
         let logWriter = BufferedLineWriter(fd: 2, flushInterval: 0.05)
@@ -48,7 +51,10 @@ struct ServeCommand {
         let stopped = Atomic<Bool>(false)
         // A second signal, or a stop that outlasts LEDGER_SHUTDOWN_TIMEOUT (a commit stuck
         // behind a lock nobody releases), ends the process at once. Nothing acknowledged is
-        // lost: a 2xx goes out only after its commit, and PostgreSQL rolls back the rest.
+        // lost: a 2xx goes out only after its commit. A transaction whose COMMIT was not
+        // sent yet is rolled back by PostgreSQL; one whose COMMIT was sent (with its last
+        // statements) may still commit once the lock is released: its sender got no 2xx, and
+        // its redelivery is answered as a duplicate.
         let limit = configuration.shutdownTimeoutSeconds
         let guardThread = Thread {
             let second = shutdownSignals.wait(timeoutSeconds: Double(limit))
