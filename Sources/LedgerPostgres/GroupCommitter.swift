@@ -14,14 +14,6 @@ public protocol BatchProjector: Sendable {
     /// at most once a batch, and not at all when the batch stores nothing new.
     func prepare(_ appended: [Item]) throws -> (any Sendable)?
 
-    /// Called as a batch begins, before anything is sent: work the projector may start on
-    /// other threads (reading what it will need) while the writer appends. What it returns
-    /// goes to `prepare(_:prefetched:)`.
-    func prefetch(_ events: [PreparedEvent]) -> (any Sendable)?
-
-    /// `prepare`, with what `prefetch` returned for this batch.
-    func prepare(_ appended: [Item], prefetched: (any Sendable)?) throws -> (any Sendable)?
-
     /// `attachment` is whatever the submitter attached to the event (for
     /// example its parsed form, so the projector need not parse it again);
     /// `prepared` is what `prepare` returned for these items, if it ran.
@@ -37,8 +29,6 @@ public protocol BatchProjector: Sendable {
 
 extension BatchProjector {
     public func prepare(_ appended: [Item]) throws -> (any Sendable)? { nil }
-    public func prefetch(_ events: [PreparedEvent]) -> (any Sendable)? { nil }
-    public func prepare(_ appended: [Item], prefetched: (any Sendable)?) throws -> (any Sendable)? { try prepare(appended) }
     public func committed() {}
     public func rolledBack() -> Bool { false }
 }
@@ -321,14 +311,11 @@ public final class GroupCommitter: @unchecked Sendable {
             func items(_ outcomes: [AppendOutcome]) -> [BatchProjector.Item] {
                 events.indices.map { (events[$0], attachments[$0], outcomes[$0]) }
             }
-            let prefetched = projector?.prefetch(events)
             let outcomes = try pool.transaction { connection in
                 var prepared: (any Sendable)?
                 let outcomes = try store.append(
                     prepared: events, on: connection, cache: streamVersions, hints: probeHints,
-                    whileStoring: projector.map { projector in
-                        { outcomes in prepared = try projector.prepare(items(outcomes), prefetched: prefetched) }
-                    })
+                    whileStoring: projector.map { projector in { outcomes in prepared = try projector.prepare(items(outcomes)) } })
                 appended = DispatchTime.now().uptimeNanoseconds
                 if let projector {
                     try projector.project(items(outcomes), prepared: prepared, on: connection)

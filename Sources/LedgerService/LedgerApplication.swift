@@ -44,8 +44,7 @@ public final class LedgerApplication: Sendable {
         // After a restart the writer learns the recent orders and keys before it skips probes
         // again (README, *Most probes are skipped*).
         let committer = GroupCommitter(pool: pool, projector: OrderProjection(
-            cache: configuration.orderStateCacheSize > 0 ? OrderStateCache(capacity: configuration.orderStateCacheSize) : nil,
-            prefetchPool: configuration.statePrefetch ? pool : nil),
+            cache: configuration.orderStateCacheSize > 0 ? OrderStateCache(capacity: configuration.orderStateCacheSize) : nil),
             seedHints: ProbeHintSeed(),
             onHintSeedError: { [logger] error in
                 logger.warning("the writer's probe hints could not be read from the store yet: it probes every key and stream meanwhile, and tries again each second",

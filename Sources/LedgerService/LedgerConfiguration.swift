@@ -38,10 +38,6 @@ public struct LedgerConfiguration: Sendable {
     public var shutdownTimeoutSeconds: Int = Self.defaultShutdownTimeoutSeconds
     public static let defaultShutdownTimeoutSeconds = 25
 
-    /// Whether the writer's batches read their orders' stored states on another connection
-    /// while they append (`StatePrefetch`): `LEDGER_STATE_PREFETCH`, 1 (on) or 0.
-    public var statePrefetch = true
-
     public var database: DatabaseConfiguration { DatabaseConfiguration(connectionString: databaseURL) }
 
     /// Reads the variables of operations.md; throws a `ConfigurationError` naming the bad one.
@@ -80,7 +76,6 @@ public struct LedgerConfiguration: Sendable {
         configuration.orderStateCacheSize = stateCache
         configuration.writerNice = writerNice
         configuration.shutdownTimeoutSeconds = shutdownTimeout
-        configuration.statePrefetch = try integer(env, "LEDGER_STATE_PREFETCH", default: 1, range: 0...1) == 1
         return configuration
     }
 

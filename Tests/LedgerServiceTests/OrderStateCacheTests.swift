@@ -29,6 +29,7 @@ struct OrderStateCacheTests {
     @Test("an entry serves only the next stream version; a rollback keeps nothing; the size is bounded")
     func entries() {
         let cache = OrderStateCache(capacity: 4)
+        cache.observe(orders: 1, new: 0)   // batches of existing orders: states are kept
         let model: (OrderState, Timestamp?) = (OrderState(merchantOrderNo: try! MerchantOrderNo("A")), nil)
         cache.remember("A", model, streamVersion: 3)
         #expect(cache.model(of: "A", before: 4) == nil, "not committed yet")
@@ -94,6 +95,7 @@ struct OrderStateCacheTests {
     @Test("the entries' estimated memory is bounded: large states rotate the generations sooner")
     func memoryBound() throws {
         let cache = OrderStateCache(capacity: 10_000, maxBytes: 1 << 20)
+        cache.observe(orders: 1, new: 0)
         let model: (OrderState, Timestamp?) = (OrderState(merchantOrderNo: try MerchantOrderNo("M")), nil)
         for n in 0..<2_000 {
             cache.remember("M\(n)", model, streamVersion: 2, storedBytes: 4_000)
@@ -105,33 +107,25 @@ struct OrderStateCacheTests {
         #expect(cache.model(of: "M1999", before: 3) != nil, "the newest entry is kept")
     }
 
-    @Test("the share of existing orders: below 5% for a flood of new orders, above at once when orders are revisited, below again after")
-    func existingOrderShare() {
-        let share = ExistingOrderShare()
-        for _ in 0..<200 { share.observe(orders: 100, new: 100) }   // webhooks that create their orders
-        #expect(!share.revisits && share.value == 0)
-        share.observe(orders: 100, new: 10)   // registered orders get their webhooks
-        #expect(share.revisits, "share \(share.value)")
-        for _ in 0..<100 { share.observe(orders: 100, new: 100) }
-        #expect(!share.revisits, "back to new orders only (share \(share.value))")
-        share.observe(orders: 100, new: 99)
-        #expect(!share.revisits, "one existing order in a batch of new ones (share \(share.value)) is not a reason")
-        share.observe(orders: 0, new: 0)
-        #expect(!share.revisits, "a batch without orders changes nothing")
-    }
-
-    @Test("webhooks that create their orders leave the cache empty; webhooks on existing orders fill it")
-    func cacheKeepsOnlyRevisits() throws {
-        let db = try TestDatabase.create("statecachekeep")
-        defer { LedgerFixture.drop(db) }
-        let cache = OrderStateCache()
-        let pool = db.pool(size: 2)
-        let committer = GroupCommitter(pool: pool, projector: OrderProjection(cache: cache))
-        defer { committer.shutdown(); pool.close() }
-        for n in 0..<40 { _ = try committer.append([try Self.webhook("NEW-\(n)", status: 2, seq: n)]) }
-        #expect(cache.count == 0, "kept \(cache.count) states of orders nobody revisited")
-        _ = try committer.append([try Self.webhook("NEW-1", status: 3, seq: 100)])
-        #expect(cache.model(of: "NEW-1", before: 3) != nil, "an order revisited is kept")
+    @Test("states are kept only while batches touch existing orders: not for a flood of new orders, again once orders are revisited")
+    func keepsOnlyWhatIsReused() throws {
+        let cache = OrderStateCache(capacity: 64)
+        let model: (OrderState, Timestamp?) = (OrderState(merchantOrderNo: try MerchantOrderNo("N")), nil)
+        for n in 0..<200 {   // webhooks that create their orders: nothing kept would be read
+            cache.observe(orders: 100, new: 100)
+            cache.remember("N\(n)", model, streamVersion: 1)
+            cache.commit()
+        }
+        #expect(!cache.isKeeping && cache.count == 0, "kept \(cache.count) states nobody reads")
+        cache.observe(orders: 100, new: 10)   // registered orders get their webhooks
+        #expect(cache.isKeeping)
+        cache.remember("E1", model, streamVersion: 2)
+        cache.commit()
+        #expect(cache.model(of: "E1", before: 3) != nil)
+        for _ in 0..<100 { cache.observe(orders: 100, new: 100) }
+        #expect(!cache.isKeeping, "back to new orders only: keeping stops (share \(cache.existingShare))")
+        cache.observe(orders: 100, new: 99)
+        #expect(!cache.isKeeping, "one existing order in a batch of new ones (share \(cache.existingShare)) is not a reason to keep")
     }
 
     @Test("LEDGER_ORDER_STATE_CACHE: off by default, a size turns it on, a bad value is named")

@@ -16,33 +16,8 @@ struct OrderProjection: BatchProjector {
     /// How the rows of orders a batch starts are saved: see `apply`.
     let newRows = NewRowMode()
 
-    /// Where a batch's stored states are read while it appends (`StatePrefetch`); nil: not at all.
-    let prefetchPool: ConnectionPool?
-    /// Whether batches revisit orders: the cache and the prefetch work only while they do.
-    let activity = ExistingOrderShare()
-
-    init(cache: OrderStateCache? = OrderStateCache(), prefetchPool: ConnectionPool? = nil) {
+    init(cache: OrderStateCache? = OrderStateCache()) {
         self.cache = cache
-        self.prefetchPool = prefetchPool
-    }
-
-    /// Starts reading the stored states of the batch's orders, unless it only starts new ones.
-    func prefetch(_ events: [PreparedEvent]) -> (any Sendable)? {
-        guard let prefetchPool, activity.revisits else { return nil }
-        var seen = Set<String>()
-        var numbers: [MerchantOrderNo] = []
-        for prepared in events {
-            let stream = prepared.event.stream
-            guard stream.hasPrefix("order-"), seen.insert(stream).inserted,
-                  let no = try? MerchantOrderNo(String(stream.dropFirst(6))) else { continue }
-            numbers.append(no)
-        }
-        guard !numbers.isEmpty else { return nil }
-        return StatePrefetch(numbers, pool: prefetchPool, within: 2)
-    }
-
-    func prepare(_ appended: [Item], prefetched: (any Sendable)?) throws -> (any Sendable)? {
-        try prepare(appended, states: prefetched as? StatePrefetch)
     }
 
     /// Whether the next batch upserts even the rows of orders it starts, and whether
@@ -73,23 +48,14 @@ struct OrderProjection: BatchProjector {
     /// Folds and renders, while PostgreSQL stores the events, every order that needs no
     /// load: those the batch starts, and those the cache holds at the version before.
     func prepare(_ appended: [Item]) throws -> (any Sendable)? {
-        try prepare(appended, states: nil)
-    }
-
-    private func prepare(_ appended: [Item], states prefetch: StatePrefetch?) throws -> (any Sendable)? {
         var plan = try Self.plan(appended)
         var models: [(OrderState, Timestamp?)] = []
-        let needsLoad = plan.orderEvents.contains { !plan.newOrders.contains($0.0.value) }
-        let prefetched = needsLoad ? prefetch?.states(waitingAtMost: 0.5) ?? [:] : [:]
         for (no, events) in plan.orderEvents {
             var model: (OrderState, Timestamp?)
             if plan.newOrders.contains(no.value) {
                 model = (OrderState(merchantOrderNo: no), nil)
             } else if let first = plan.versions[no.value]?.first, let cached = cache?.model(of: no.value, before: first) {
                 model = cached
-            } else if let first = plan.versions[no.value]?.first, let stored = prefetched[no.value],
-                      stored.0.eventCount == first - 1 {
-                model = stored
             } else {
                 continue
             }
@@ -104,10 +70,10 @@ struct OrderProjection: BatchProjector {
 
     func project(_ appended: [Item], prepared: (any Sendable)?, on c: PostgresConnection) throws {
         let plan = try (prepared as? Plan) ?? Self.plan(appended)
-        activity.observe(orders: plan.orderEvents.count, new: plan.newOrders.count)
+        cache?.observe(orders: plan.orderEvents.count, new: plan.newOrders.count)
         let rows = try apply(plan.orderEvents, new: plan.newOrders, rendered: plan.rendered,
                              insertNew: !newRows.upsertsEverything, deferSave: true, on: c)
-        if let cache, activity.revisits {
+        if let cache, cache.isKeeping {
             for row in rows {
                 if let last = plan.versions[row.state.merchantOrderNo.value]?.last {
                     cache.remember(row.state.merchantOrderNo.value, (row.state, row.paidRecordedAt), streamVersion: last,

@@ -154,24 +154,6 @@ struct OrderReadModel: Sendable {
         return out
     }
 
-    /// The committed states of `numbers`, read without locking (`StatePrefetch`).
-    func loadCommitted(_ numbers: [MerchantOrderNo], on c: PostgresConnection) throws -> [String: (OrderState, Timestamp?)] {
-        if numbers.isEmpty { return [:] }
-        let array = "{" + numbers.map { "\"" + $0.value + "\"" }.joined(separator: ",") + "}"
-        let result = try c.query("""
-            SELECT merchant_order_no, state::text AS state, ledger.micros(paid_recorded_at) AS paid_recorded_us
-              FROM ledger.orders WHERE merchant_order_no = ANY($1::text[])
-            """, [.text(array)], prepared: true)
-        var out: [String: (OrderState, Timestamp?)] = [:]
-        out.reserveCapacity(result.count)
-        for r in 0..<result.count {
-            let state = try OrderState(storage: JSONValue.parse(stored: try result.string(r, "state")))
-            let paid = try result.value(r, "paid_recorded_us").flatMap(Int64.init).map(Timestamp.init(microseconds:))
-            out[try result.string(r, "merchant_order_no")] = (state, paid)
-        }
-        return out
-    }
-
     func save(_ s: OrderState, paidRecordedAt: Timestamp?, on c: PostgresConnection) throws {
         try saveMany([(s, paidRecordedAt)], on: c)
     }
