@@ -85,7 +85,7 @@ public enum QueryObservation {
             }
             // The key hashes the response with the observation's time (given, else status_date).
             return try BanxaMapping.event(f, source: .query, observedAt: given, receivedAt: receivedAt,
-                                          idempotencyKey: { QueryKey.make(provider, response, $0) }, keyId: nil,
+                                          idempotencyKey: { QueryKey.make(provider, merchantOrderNo, response, $0) }, keyId: nil,
                                           orderNo: merchantOrderNo)
         default:
             return .observed(try GenericQuery.observation(provider: provider, merchantOrderNo: merchantOrderNo,
@@ -117,6 +117,6 @@ public enum GenericQuery {
             amount: try f.optionalAmount("amount"), asset: try f.optionalString("asset", maxLength: 64),
             fiatAmount: try f.optionalAmount("fiatAmount"), fiatCurrency: try f.optionalString("fiatCurrency", maxLength: 16),
             txHash: try f.optionalText("txHash"), providerOrderId: orderId,
-            idempotencyKey: QueryKey.make(provider, response, observedAt))
+            idempotencyKey: QueryKey.make(provider, merchantOrderNo, response, observedAt))
     }
 }

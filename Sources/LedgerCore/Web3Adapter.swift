@@ -80,7 +80,7 @@ public enum Web3Query {
             if text != merchantOrderNo.value { throw .orderReferenceMismatch(path: merchantOrderNo.value, body: text) }
         }
         return try Web3Mapping.observation(f, source: .query, observedAt: observedAt,
-                                           idempotencyKey: QueryKey.make(Web3Webhook.provider, response, observedAt),
+                                           idempotencyKey: QueryKey.make(Web3Webhook.provider, merchantOrderNo, response, observedAt),
                                            orderNo: merchantOrderNo)
     }
 }
@@ -108,10 +108,29 @@ enum Web3Mapping {
     }
 }
 
-/// Idempotency keys of query observations: provider + hash of the response + observedAt,
-/// so the same poll result reported twice is one event, and a later identical poll is another.
-enum QueryKey {
-    static func make(_ provider: String, _ response: JSONValue, _ observedAt: Timestamp) -> String {
-        provider + ":query:" + Hex.encode(Crypto.sha256(JSONSerializer.bytes(response))) + ":" + String(observedAt.microseconds)
+/// Idempotency keys of query observations: provider + order + hash of the response +
+/// observedAt, so the same poll result reported twice is one event, a later identical
+/// poll is another, and two orders reporting the same bytes at the same time (a generic
+/// `{"status": 3}`) are two events. A provider name has no ':', the hash is 64 hex
+/// digits and the time is digits, so the key reads back one way only.
+public enum QueryKey {
+    static func make(_ provider: String, _ orderNo: MerchantOrderNo, _ response: JSONValue, _ observedAt: Timestamp) -> String {
+        provider + ":query:" + orderNo.value + ":" + digest(response, observedAt)
+    }
+
+    /// The key an observation had before keys named the order (`provider:query:hash:time`),
+    /// so a report stored then is still recognised when re-reported; nil for any other key.
+    public static func legacy(of key: String, orderNo: MerchantOrderNo) -> String? {
+        guard let colon = key.firstIndex(of: ":") else { return nil }
+        let provider = String(key[..<colon])
+        let prefix = provider + ":query:" + orderNo.value + ":"
+        guard key.hasPrefix(prefix) else { return nil }
+        let rest = key.dropFirst(prefix.count)
+        guard rest.utf8.count > 65, rest.utf8.dropFirst(64).first == UInt8(ascii: ":") else { return nil }
+        return provider + ":query:" + String(rest)
+    }
+
+    private static func digest(_ response: JSONValue, _ observedAt: Timestamp) -> String {
+        Hex.encode(Crypto.sha256(JSONSerializer.bytes(response))) + ":" + String(observedAt.microseconds)
     }
 }

@@ -50,6 +50,22 @@ public struct EventStore: Sendable {
         return r.count == 0 ? nil : (try r.string(0, "stream"), try r.string(0, "type"))
     }
 
+    /// The event stored under idempotency key `key`, with its stream and type, if there is one.
+    public func keyed(_ key: String, on connection: PostgresConnection) throws -> (receipt: EventReceipt, stream: String, type: String)? {
+        let r = try connection.query("""
+            SELECT position, event_id::text AS event_id, stream_version,
+                   ledger.micros(recorded_at) AS recorded_us, hash, stream, type
+              FROM ledger.events
+             WHERE idempotency_key = $1
+            """, [.text(key)])
+        guard r.count == 1 else { return nil }
+        let receipt = EventReceipt(position: try r.int64(0, "position"), eventID: try r.string(0, "event_id"),
+                                   streamVersion: Int(try r.int64(0, "stream_version")),
+                                   recordedAt: Timestamp(microseconds: try r.int64(0, "recorded_us")),
+                                   hash: try r.bytes(0, "hash") ?? [])
+        return (receipt, try r.string(0, "stream"), try r.string(0, "type"))
+    }
+
     /// Appends items encoded with `itemJSON` through `ledger.append_events`
     /// (one round trip for the whole batch; the hash chain built in SQL).
     public func append(encoded items: [String], on connection: PostgresConnection) throws -> [AppendOutcome] {

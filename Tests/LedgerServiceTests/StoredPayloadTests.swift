@@ -95,16 +95,60 @@ final class StoredPayloadTests {
         #expect(reply["eventId"]?.stringValue == receipt.eventID)
     }
 
-    /// A query report's key is the provider, the response and its time: it does not name
-    /// the order. Another order's identical report must not pass for the first one's.
-    @Test("another order's identical query report is not answered as a duplicate of the first order's event")
+    /// Before keys named the order, a query report's key was `provider:query:hash:time`.
+    /// A report stored under that key, re-reported after the upgrade, is the same report.
+    @Test("a query report stored under the key that did not name the order, reported again, is a duplicate; another order's is new")
+    func queryReportUnderTheLegacyKey() throws {
+        #expect(try ledger.register("Q-L").status == 201)
+        #expect(try ledger.register("Q-M").status == 201)
+        let no = try MerchantOrderNo("Q-L")
+        guard case .observed(let observation) = try OrderRequests.observation(
+            merchantOrderNo: no, body: Array(Self.queryBody.utf8), receivedAt: .now()) else {
+            Issue.record("a web3 query report did not map to an observation")
+            return
+        }
+        let legacy = try #require(QueryKey.legacy(of: observation.idempotencyKey, orderNo: no))
+        #expect(!legacy.contains("Q-L"), "\(legacy)")
+        let earlier = NewEvent(stream: no.stream, type: EventType.statusObserved, source: "query",
+                               payloadJSON: try #require(JSONBText.string(LedgerEvent.observed(observation).payload)),
+                               raw: Array(Self.queryBody.utf8), metadataJSON: #"{"verifiedBy":"token:ingest"}"#,
+                               idempotencyKey: legacy, observedAt: observation.observedAt)
+        let c = try ledger.connect()
+        let receipt = try #require(try c.transaction { try EventStore().append([earlier], on: $0) }.first?.receipt)
+
+        let reply = try ledger.client.post("/v1/orders/Q-L/observations", token: ledger.ingest, json: Self.queryBody)
+        #expect(reply.status == 200, "\(reply)")
+        #expect(reply["duplicate"]?.boolValue == true)
+        #expect(reply["eventId"]?.stringValue == receipt.eventID)
+        #expect(try ledger.count("SELECT count(*) AS n FROM ledger.events WHERE stream = $1", [.text(no.stream)]) == 2,
+                "the registration and the one report")
+        let counted = eventually(within: 5) {
+            try ledger.count("SELECT coalesce(sum(count), 0) AS n FROM ledger.redeliveries WHERE position = $1",
+                             [.int(receipt.position)]) == 1
+        }
+        #expect(counted, "counted as a redelivery of the stored report")
+
+        let other = try ledger.client.post("/v1/orders/Q-M/observations", token: ledger.ingest, json: Self.queryBody)
+        #expect(other.status == 201, "another order's identical report is its own: \(other)")
+        #expect(other["eventId"]?.stringValue != receipt.eventID)
+    }
+
+    /// A query report's key names the order: two orders reporting the same response at
+    /// the same time (a provider without an adapter sends `{"status": 3}`) are two reports.
+    @Test("two orders' identical query reports at the same time are two events, each a duplicate of itself only")
     func identicalReportOfAnotherOrder() throws {
         #expect(try ledger.register("Q-A").status == 201)
         #expect(try ledger.register("Q-B").status == 201)
-        let first = try ledger.client.post("/v1/orders/Q-A/observations", token: ledger.ingest, json: Self.queryBody)
+        let generic = #"{"provider":"acmepay","response":{"status":3},"observedAt":"2026-11-01T12:00:00Z"}"#
+        let first = try ledger.client.post("/v1/orders/Q-A/observations", token: ledger.ingest, json: generic)
         #expect(first.status == 201, "\(first)")
-        let second = try ledger.client.post("/v1/orders/Q-B/observations", token: ledger.ingest, json: Self.queryBody)
-        #expect(second.status == 409, "\(second)")
-        #expect(second["duplicate"]?.boolValue != true)
+        let second = try ledger.client.post("/v1/orders/Q-B/observations", token: ledger.ingest, json: generic)
+        #expect(second.status == 201, "\(second)")
+        #expect(second["eventId"]?.stringValue != first["eventId"]?.stringValue)
+        let again = try ledger.client.post("/v1/orders/Q-B/observations", token: ledger.ingest, json: generic)
+        #expect(again.status == 200 && again["duplicate"]?.boolValue == true, "\(again)")
+        #expect(again["eventId"]?.stringValue == second["eventId"]?.stringValue)
+        let b = try ledger.client.get("/v1/orders/Q-B", token: ledger.support)
+        #expect(b["status"]?.int64Value == 3 && b["paid"]?.boolValue == true, "\(b)")
     }
 }

@@ -137,10 +137,13 @@ struct Ingestion: Sendable {
             default: break
             }
         }
+        if idempotencyKey == nil, let earlier = try storedUnderLegacyKey(event, no) {
+            try pool.withConnection { try EventStore().countRedelivery(of: earlier.position, on: $0) }
+            return WriteResult(eventID: earlier.eventID, position: earlier.position, duplicate: true)
+        }
         let outcome = try appendOutcome(event, raw: request.body, request: request, verifiedBy: "token:" + principal.name)
-        // Keyed by the response and its time (no Idempotency-Key): a key conflict in the same
-        // stream is the same report, mapped by an earlier version (see `writeResult`). The
-        // key does not name the order, so another order's identical report stays a conflict.
+        // Keyed by the order, the response and its time (no Idempotency-Key): a key conflict
+        // is the same report, mapped by an earlier version (see `writeResult`).
         if idempotencyKey == nil, case .keyConflict(let existing) = outcome,
            try pool.withConnection({ try EventStore().streamAndType(at: existing.position, on: $0) })
                .map({ $0.stream == event.stream && $0.type == event.type }) == true {
@@ -148,6 +151,22 @@ struct Ingestion: Sendable {
             return WriteResult(eventID: existing.eventID, position: existing.position, duplicate: true)
         }
         return try Self.writeResult(outcome)
+    }
+
+    /// The same report stored before query keys named the order (`QueryKey.legacy`): a
+    /// re-report of it is a duplicate, not a second event. A key of that form in another
+    /// stream is another order's report, and this one is new.
+    private func storedUnderLegacyKey(_ event: LedgerEvent, _ no: MerchantOrderNo) throws -> EventReceipt? {
+        let key: String
+        switch event {
+        case .observed(let o): key = o.idempotencyKey
+        case .adjustment(let a): key = a.idempotencyKey
+        default: return nil
+        }
+        guard let legacy = QueryKey.legacy(of: key, orderNo: no),
+              let stored = try pool.withConnection({ try EventStore().keyed(legacy, on: $0) }),
+              stored.stream == event.stream, stored.type == event.type else { return nil }
+        return stored.receipt
     }
 
     func clientEvent(_ no: MerchantOrderNo, _ request: HTTPRequest, principal: Principal, now: Timestamp) throws -> WriteResult {
