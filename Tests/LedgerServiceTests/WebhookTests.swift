@@ -31,8 +31,10 @@ final class WebhookTests {
         let headers = LedgerFixture.web3Headers(body, timestamp: timestamp, key: "an-attackers-guess")
         let signature = headers[1].1
         let before = try ledger.metric(#"ledger_rejected_deliveries_total{reason="bad_signature"}"#)
+        let sentAfter = Timestamp.now()
 
         let reply = try ledger.client.post("/v1/webhooks/web3", body: body, headers: headers)
+        let answeredBy = Timestamp.now()
         #expect(reply.status == 401, "\(reply)")
         #expect(reply.isProblem, "\(reply)")
         #expect(!reply.text.contains(signature))
@@ -44,6 +46,10 @@ final class WebhookTests {
         #expect(entry.provider == "web3")
         #expect(entry.rawHex == Hex.encode(body), "the raw bytes as received")
         #expect(entry.remote.hasPrefix("127.0.0.1"), "remote address \(entry.remote)")
+        let receivedAt = try ledger.count("SELECT ledger.micros(received_at) AS n FROM ledger.quarantine")
+        // PostgreSQL's clock and ours are the same host's; a millisecond of slack for rounding.
+        #expect(receivedAt >= sentAfter.microseconds - 1_000 && receivedAt <= answeredBy.microseconds + 1_000,
+                "the time it was received: \(receivedAt) not within \(sentAfter.microseconds)...\(answeredBy.microseconds)")
         let headerText = JSONSerializer.string(entry.headers)
         #expect(entry.headers["x-pay-timestamp"]?.stringValue == timestamp, "headers kept: \(headerText)")
         // A signature is the sender's claim, not a secret: kept, so the rejection can be checked again.
@@ -253,5 +259,30 @@ final class WebhookTests {
         }
         #expect(try eventCount() == 0)
         #expect(try ledger.order("B-2").status == 404)
+    }
+
+    @Test("a correctly signed Banxa body that is not JSON, lacks external_id or the status, or is over the limit is 400 or 413 with a problem, and stores nothing")
+    func banxaBadBodies() throws {
+        let complete = String(decoding: Self.banxaBody("B-4", status: "complete"), as: UTF8.self)
+        let cases: [(String, String)] = [
+            ("not JSON", "order_id=bx-B-4&status=complete"),
+            ("an array", "[1,2]"),
+            ("no external_id", complete.replacingOccurrences(of: #""external_id":"B-4","#, with: "")),
+            ("no status", complete.replacingOccurrences(of: #""status":"complete","#, with: "")),
+            ("an external_id that is no merchantOrderNo", complete.replacingOccurrences(of: #""external_id":"B-4""#, with: #""external_id":"B 4!""#)),
+        ]
+        for (what, text) in cases {
+            #expect(text != complete, "\(what): the case must change the body")
+            let reply = try sendBanxa(Array(text.utf8))
+            #expect(reply.status == 400 && reply.isProblem, "\(what) → \(reply)")
+        }
+        var oversized = Array(complete.utf8.dropLast())
+        oversized += Array(#","padding":""#.utf8) + [UInt8](repeating: UInt8(ascii: "x"), count: 2 << 20) + Array(#""}"#.utf8)
+        let tooLarge = try sendBanxa(oversized)
+        #expect(tooLarge.status == 413 && tooLarge.isProblem, "\(tooLarge)")
+        #expect(try eventCount() == 0)
+        #expect(try quarantined().isEmpty, "a signed delivery is authentic; only signature failures are quarantined")
+        #expect(try ledger.order("B-4").status == 404)
+        #expect(try sendBanxa(Array(complete.utf8)).status == 200, "the body the cases were made from is accepted")
     }
 }

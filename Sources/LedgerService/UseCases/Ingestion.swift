@@ -57,8 +57,15 @@ struct Ingestion: Sendable {
         let pool = self.pool
         committer.submit([new], attachments: [event]) { result in
             if case .success(let outcomes) = result, case .keyConflict(let existing) = outcomes[0] {
-                // Off the answering queue: counting needs a connection.
-                DispatchQueue.global().async { _ = try? pool.withConnection { try EventStore().countRedelivery(of: existing.position, on: $0) } }
+                // Off the answering queue: counting needs a connection. The redelivery is
+                // answered once it is counted, as on the blocking path (`commit`).
+                DispatchQueue.global().async {
+                    answer(Result {
+                        try pool.withConnection { try EventStore().countRedelivery(of: existing.position, on: $0) }
+                        return try Self.writeResult(outcomes[0], keyedByBody: true)
+                    })
+                }
+                return
             }
             answer(result.flatMap { outcomes in Result { try Self.writeResult(outcomes[0], keyedByBody: true) } })
         }
