@@ -77,6 +77,36 @@ final class RoleMatrixTests {
         }
     }
 
+    /// The table above reads the roles from `Routes.all`; this copy of http-api.md's
+    /// table, written out by hand, keeps the routes from drifting away from the spec.
+    static let specTable: [String: Set<Role>] = [
+        "POST /v1/webhooks/web3": [], "POST /v1/webhooks/banxa": [],
+        "POST /v1/orders": [.ingest],
+        "GET /v1/orders": [.support, .auditor],
+        "GET /v1/orders/{no}": [.support, .auditor, .ingest],
+        "GET /v1/orders/{no}/events": [.support, .auditor],
+        "POST /v1/orders/{no}/observations": [.ingest],
+        "POST /v1/orders/{no}/client-events": [.ingest, .client],
+        "POST /v1/enrollments/{ref}/client-events": [.ingest, .client],
+        "POST /v1/orders/{no}/client-tokens": [.ingest],
+        "POST /v1/orders/{no}/corrections": [.auditor],
+        "GET /v1/ledger/head": [.auditor],
+        "GET /v1/exports/orders": [.accountant, .auditor], "GET /v1/exports/events": [.accountant, .auditor],
+        "GET /healthz": [], "GET /readyz": [], "GET /metrics": [], "GET /openapi.json": [],
+    ]
+
+    @Test("the routes and the roles that may call them are http-api.md's table (no token: webhooks and operations)")
+    func routesAreTheSpecTable() {
+        var served = [String: Set<Role>]()
+        for route in Routes.all { served["\(route.method) \(route.path)"] = route.roles ?? [] }
+        #expect(served.count == Routes.all.count, "a route is listed twice")
+        for (route, roles) in Self.specTable.sorted(by: { $0.key < $1.key }) {
+            #expect(served[route] == roles, "\(route): the spec gives \(roles.map(\.rawValue).sorted()), served \(served[route].map { $0.map(\.rawValue).sorted() } ?? ["nothing"])")
+        }
+        #expect(Set(served.keys).subtracting(Self.specTable.keys).isEmpty,
+                "routes the spec does not have: \(Set(served.keys).subtracting(Self.specTable.keys).sorted())")
+    }
+
     @Test("the four operations endpoints need no token")
     func operationsArePublic() throws {
         for path in ["/healthz", "/readyz", "/metrics", "/openapi.json"] {
