@@ -403,6 +403,46 @@ final class RouteTests {
         }
     }
 
+    @Test("updatedFrom and updatedTo are a half-open interval of update times: from included, to excluded")
+    func listUpdatedInterval() throws {
+        var times: [String] = []
+        for no in ["U-1", "U-2", "U-3"] {
+            let reply = try ledger.register(no)
+            #expect(reply.status == 201, "\(reply)")
+            times.append(try #require(reply["updatedAt"]?.stringValue))
+            Thread.sleep(forTimeInterval: 0.01)   // distinct update times
+        }
+        #expect(Set(times).count == 3, "\(times)")
+        func numbers(_ query: String) throws -> [String] {
+            let reply = try ledger.client.get("/v1/orders?" + query, token: ledger.support)
+            #expect(reply.status == 200, "\(query) → \(reply)")
+            return (reply["orders"]?.arrayValue ?? []).compactMap { $0["merchantOrderNo"]?.stringValue }
+        }
+        #expect(try numbers("updatedFrom=\(times[1])") == ["U-3", "U-2"])
+        #expect(try numbers("updatedTo=\(times[1])") == ["U-1"])
+        #expect(try numbers("updatedFrom=\(times[0])&updatedTo=\(times[2])") == ["U-2", "U-1"])
+        #expect(try numbers("updatedFrom=\(times[2])&updatedTo=\(times[2])") == [], "an empty interval")
+    }
+
+    /// Orders committed in one group commit share their update time: the cursor must
+    /// also hold the order number, or a page boundary inside a tie skips or repeats some.
+    @Test("orders sharing one update time page through keyset cursors each exactly once, by number within the tie")
+    func listPagesThroughTies() throws {
+        for i in 1...5 { #expect(try ledger.register("T-\(i)").status == 201) }
+        #expect(try ledger.register("T-0").status == 201)
+        _ = try ledger.query("UPDATE ledger.orders SET updated_at = '2026-11-01T00:00:00Z' WHERE merchant_order_no LIKE 'T-_' AND merchant_order_no <> 'T-0'")
+        var seen: [String] = []
+        var cursor: String?
+        for _ in 0..<10 {
+            let page = try ledger.client.get("/v1/orders?limit=2" + (cursor.map { "&cursor=\($0)" } ?? ""), token: ledger.support)
+            #expect(page.status == 200, "\(page)")
+            seen += (page["orders"]?.arrayValue ?? []).compactMap { $0["merchantOrderNo"]?.stringValue }
+            cursor = page["nextCursor"]?.stringValue
+            if cursor == nil { break }
+        }
+        #expect(seen == ["T-0", "T-5", "T-4", "T-3", "T-2", "T-1"], "\(seen)")
+    }
+
     @Test("q is answered from an index on each of its four columns, never by reading every order (Migrations 009, 026)")
     func searchUsesIndexes() throws {
         let c = try PostgresConnection(connectionString: ledger.databaseURL)
