@@ -25,6 +25,30 @@ struct DatabaseOutageTests {
         }
     }
 
+    /// Every route of http-api.md that needs the database, beyond the ones above (exports
+    /// are not served yet), with a well-formed request: each must answer 503 too.
+    private static func everyOtherRoute(_ ledger: LedgerFixture, clientToken: String) -> [(String, () throws -> Reply)] {
+        let callback = #"{"provider":"banxa","callback":"banxaDidDismiss","payload":{},"clientEventId":"2b7c2a4e-3f1d-4c8a-9e2b-5d6f7a8b9c0d"}"#
+        let enrollment = #"{"provider":"bankpay","callback":"onSuccess","payload":{"type":"close"},"clientEventId":"3b7c2a4e-3f1d-4c8a-9e2b-5d6f7a8b9c0d"}"#
+        let banxa = Array(#"{"order_id":"bx-DB-1","status":"complete","external_id":"DB-1","crypto_coin":"USDT","crypto_amount":"40"}"#.utf8)
+        let nonce = String(Timestamp.now().microseconds / 1000)
+        let authorization = "Bearer \(LedgerFixture.banxaAPIKey):\(BanxaWebhook.signature(secret: LedgerFixture.banxaSecret, nonce: nonce, body: banxa)):\(nonce)"
+        return [
+            ("a Banxa webhook", { try ledger.client.post("/v1/webhooks/banxa", body: banxa, headers: [("Authorization", authorization)]) }),
+            ("a query observation", { try ledger.client.post("/v1/orders/DB-1/observations", token: ledger.ingest,
+                                                             json: #"{"provider":"acmepay","response":{"status":3}}"#) }),
+            ("a client event (ingest)", { try ledger.client.post("/v1/orders/DB-1/client-events", token: ledger.ingest, json: callback) }),
+            ("a client event (client token)", { try ledger.client.post("/v1/orders/DB-1/client-events", token: clientToken, json: callback) }),
+            ("an enrollment callback", { try ledger.client.post("/v1/enrollments/DB-1/client-events", token: ledger.ingest, json: enrollment) }),
+            ("a client token", { try ledger.client.post("/v1/orders/DB-1/client-tokens", token: ledger.ingest, json: "{}") }),
+            ("a correction", { try ledger.client.post("/v1/orders/DB-1/corrections", token: ledger.auditor,
+                                                      json: #"{"status":5,"reason":"outage test"}"#) }),
+            ("the list", { try ledger.client.get("/v1/orders", token: ledger.support) }),
+            ("a timeline", { try ledger.client.get("/v1/orders/DB-1/events", token: ledger.support) }),
+            ("the ledger head", { try ledger.client.get("/v1/ledger/head", token: ledger.auditor) }),
+        ]
+    }
+
     @Test("with PostgreSQL stopped, writes and reads get 503 with Retry-After in time and readyz is 503; after a restart everything works again")
     func outageAndRecovery() throws {
         let cluster = try ScratchCluster()
@@ -41,6 +65,7 @@ struct DatabaseOutageTests {
         #expect(try ledger.sendWeb3(LedgerFixture.web3Body("DB-1", status: 2)).status == 200)
         #expect(try ledger.order("DB-1").status == 200)   // the support token is now cached
         let uncached = try ledger.token(.auditor)
+        let clientToken = try ledger.token(.client, orderNo: "DB-1")
 
         try cluster.stop()
         let paid = LedgerFixture.web3Body("DB-1", status: 3)
@@ -50,6 +75,9 @@ struct DatabaseOutageTests {
         expectUnavailable("a registration") { try ledger.register("DB-2") }
         expectUnavailable("readyz") { try ledger.client.get("/readyz") }
         #expect(try ledger.client.get("/healthz").status == 200, "the process is still up")
+        for (what, route) in Self.everyOtherRoute(ledger, clientToken: clientToken) {
+            expectUnavailable(what, route)
+        }
         #expect(try ledger.client.get("/metrics").status == 200, "metrics need no database")
 
         try cluster.start()
@@ -65,6 +93,10 @@ struct DatabaseOutageTests {
         #expect(try ledger.register("DB-2").status == 201)
         #expect(try ledger.client.get("/readyz").status == 200)
         #expect(try ledger.storedCount(web3Body: paid) == 1)
+        for (what, route) in Self.everyOtherRoute(ledger, clientToken: clientToken) {
+            let reply = try route()
+            #expect(reply.status == 200 || reply.status == 201, "\(what) after the restart: \(reply)")
+        }
     }
 
     @Test("PostgreSQL stopped in the middle of a webhook load: every request is answered in time, and every 200 is stored once after the restart")
