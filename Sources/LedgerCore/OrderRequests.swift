@@ -43,9 +43,10 @@ public enum OrderRequests {
 
     /// `POST /v1/orders/{no}/corrections`: `{status, reason, correctionId?}` from an auditor.
     /// The idempotency key is `operator:` + the correctionId (a UUID the caller may send to
-    /// make retries safe) or else `uniqueId`, which the caller must make unique (a request id).
-    public static func correction(merchantOrderNo: MerchantOrderNo, body: [UInt8], actor: String, uniqueId: String,
-                                  receivedAt: Timestamp) throws(CoreError) -> StatusObservation {
+    /// make retries safe), else `uniqueId` (the caller's `Idempotency-Key`), else the
+    /// content keyed to the order's newest event (`CorrectionKey`), at `newestPosition`.
+    public static func correction(merchantOrderNo: MerchantOrderNo, body: [UInt8], actor: String, uniqueId: String?,
+                                  newestPosition: Int64 = 0, receivedAt: Timestamp) throws(CoreError) -> StatusObservation {
         let (_, f) = try FieldReader.parseObject(body, what: "request body")
         guard let statusValue = f.value("status") else { throw .missingField("status") }
         let status = try OrderStatus.parse(statusValue)
@@ -56,10 +57,41 @@ public enum OrderRequests {
             key = uuid
         }
         let provider = try f.has("provider") ? f.provider() : "operator"
-        return StatusObservation(
+        var correction = StatusObservation(
             merchantOrderNo: merchantOrderNo, provider: provider, source: .operator, status: status,
             providerStatus: "correction", observedAt: receivedAt, actor: actor, reason: reason,
-            idempotencyKey: "operator:" + merchantOrderNo.stream + ":" + key)
+            idempotencyKey: "")
+        correction.idempotencyKey = key.map { "operator:" + merchantOrderNo.stream + ":" + $0 }
+            ?? CorrectionKey.afterNewest(correction, newestPosition: newestPosition)
+        return correction
+    }
+}
+
+/// Keys of corrections sent without an id: the content (provider, status, actor, reason)
+/// and the position of the order's newest event when it was sent. The same correction
+/// sent again while it is still the order's newest event is a replay (http-api.md: a
+/// replayed write answers 200 duplicate); sent again after other events, it is a new
+/// decision about a changed order, and a new event. Two copies racing see the same
+/// newest event, so they share one key and one of them is stored.
+public enum CorrectionKey {
+    public static func afterNewest(_ correction: StatusObservation, newestPosition: Int64) -> String {
+        prefix(correction) + String(newestPosition) + ":" + digest(correction)
+    }
+
+    /// True when `correction` is keyed by its content (it came without an id) and
+    /// `storedKey`, the order's newest event's key, is the same content's key.
+    public static func isReplay(storedKey: String, of correction: StatusObservation) -> Bool {
+        let prefix = prefix(correction), suffix = ":" + digest(correction)
+        return correction.idempotencyKey.hasPrefix(prefix) && correction.idempotencyKey.hasSuffix(suffix)
+            && storedKey.hasPrefix(prefix) && storedKey.hasSuffix(suffix)
+    }
+
+    private static func prefix(_ c: StatusObservation) -> String { "operator:" + c.merchantOrderNo.stream + ":after:" }
+
+    private static func digest(_ c: StatusObservation) -> String {
+        // Each field length-prefixed, so no two contents run together into one text.
+        let fields = [c.provider, String(c.status.rawValue), c.actor ?? "", c.reason ?? ""]
+        return Hex.encode(Crypto.sha256(Array(fields.map { String($0.utf8.count) + ":" + $0 }.joined().utf8)))
     }
 }
 

@@ -50,6 +50,20 @@ public struct EventStore: Sendable {
         return r.count == 0 ? nil : (try r.string(0, "stream"), try r.string(0, "type"))
     }
 
+    /// The newest event of `stream` (its receipt and idempotency key), if it has any.
+    public func newest(inStream stream: String, on connection: PostgresConnection) throws -> (receipt: EventReceipt, idempotencyKey: String)? {
+        let r = try connection.query("""
+            SELECT position, event_id::text AS event_id, stream_version,
+                   ledger.micros(recorded_at) AS recorded_us, hash, idempotency_key
+              FROM ledger.events
+             WHERE stream = $1
+             ORDER BY stream_version DESC
+             LIMIT 1
+            """, [.text(stream)])
+        guard r.count == 1 else { return nil }
+        return (try Self.receipt(r), try r.string(0, "idempotency_key"))
+    }
+
     /// The event stored under idempotency key `key`, with its stream and type, if there is one.
     public func keyed(_ key: String, on connection: PostgresConnection) throws -> (receipt: EventReceipt, stream: String, type: String)? {
         let r = try connection.query("""
@@ -59,11 +73,15 @@ public struct EventStore: Sendable {
              WHERE idempotency_key = $1
             """, [.text(key)])
         guard r.count == 1 else { return nil }
-        let receipt = EventReceipt(position: try r.int64(0, "position"), eventID: try r.string(0, "event_id"),
-                                   streamVersion: Int(try r.int64(0, "stream_version")),
-                                   recordedAt: Timestamp(microseconds: try r.int64(0, "recorded_us")),
-                                   hash: try r.bytes(0, "hash") ?? [])
-        return (receipt, try r.string(0, "stream"), try r.string(0, "type"))
+        return (try Self.receipt(r), try r.string(0, "stream"), try r.string(0, "type"))
+    }
+
+    /// The receipt in the first row of a result with its columns.
+    private static func receipt(_ r: QueryResult) throws -> EventReceipt {
+        EventReceipt(position: try r.int64(0, "position"), eventID: try r.string(0, "event_id"),
+                     streamVersion: Int(try r.int64(0, "stream_version")),
+                     recordedAt: Timestamp(microseconds: try r.int64(0, "recorded_us")),
+                     hash: try r.bytes(0, "hash") ?? [])
     }
 
     /// Appends items encoded with `itemJSON` through `ledger.append_events`

@@ -766,7 +766,7 @@ enum OpenAPIDocument {
           "post": {
             "operationId": "recordCorrection",
             "summary": "Enter an operator correction",
-            "description": "Appends an authoritative `operator` observation with the auditor's token name as actor and the given reason. Like every observation it follows the lifecycle rules (paid is sticky; a later non-paid status is a conflict). With a `correctionId`, a retry answers 200 with `duplicate: true`, and the same id with other content is 409.\n\nRoles: `auditor`.",
+            "description": "Appends an authoritative `operator` observation with the auditor's token name as actor and the given reason. Like every observation it follows the lifecycle rules (paid is sticky; a later non-paid status is a conflict). With a `correctionId` (or an `Idempotency-Key` header), a retry answers 200 with `duplicate: true`, and the same id with other content is 409. Without either, the same correction (provider, status, reason, auditor) sent again while it is still the order's newest event is a replay and answers 200 with `duplicate: true`; sent after other events it is a new correction.\n\nRoles: `auditor`.",
             "tags": [
               "audit"
             ],

@@ -146,6 +146,37 @@ struct ReducerTests {
         #expect(coreError { try OrderRequests.correction(merchantOrderNo: no, body: bytes(#"{"status":9,"reason":"x"}"#), actor: "a", uniqueId: "r", receivedAt: t0) } == .statusOutOfRange("9"))
         #expect(coreError { try OrderRequests.correction(merchantOrderNo: no, body: bytes(#"{"status":3}"#), actor: "a", uniqueId: "r", receivedAt: t0) } == .missingField("reason"))
     }
+
+    @Test("a correction without an id is keyed by its content and the order's newest event: the same content is a replay only of itself")
+    func correctionContentKey() throws {
+        func correction(_ body: String, actor: String = "alice", id: String? = nil, after position: Int64 = 7) throws -> StatusObservation {
+            try OrderRequests.correction(merchantOrderNo: no, body: bytes(body), actor: actor, uniqueId: id,
+                                         newestPosition: position, receivedAt: t0)
+        }
+        let fix = #"{"status":5,"reason":"cancelled by phone"}"#
+        let first = try correction(fix)
+        #expect(first.idempotencyKey.hasPrefix("operator:order-SO-1:after:7:"))
+        #expect(CorrectionKey.isReplay(storedKey: first.idempotencyKey, of: try correction(fix, after: 8)),
+                "sent again once it is the newest event (at 8)")
+        #expect(try correction(fix).idempotencyKey == first.idempotencyKey, "two copies racing share one key")
+        #expect(try correction(fix, after: 9).idempotencyKey != first.idempotencyKey, "after other events it is a new decision")
+        for other in [#"{"status":6,"reason":"cancelled by phone"}"#, #"{"status":5,"reason":"cancelled by mail"}"#,
+                      #"{"status":5,"reason":"cancelled by phone","provider":"web3"}"#] {
+            #expect(!CorrectionKey.isReplay(storedKey: first.idempotencyKey, of: try correction(other)), "\(other)")
+        }
+        #expect(!CorrectionKey.isReplay(storedKey: first.idempotencyKey, of: try correction(fix, actor: "bob")))
+        #expect(!CorrectionKey.isReplay(storedKey: first.idempotencyKey, of: try correction(fix, id: "retry-1")),
+                "an explicit key decides alone")
+        let withId = try correction(#"{"status":5,"reason":"cancelled by phone","correctionId":"0B7C2A4E-3F1D-4C8A-9E2B-5D6F7A8B9C0D"}"#)
+        #expect(withId.idempotencyKey == "operator:order-SO-1:0b7c2a4e-3f1d-4c8a-9e2b-5d6f7a8b9c0d")
+        #expect(!CorrectionKey.isReplay(storedKey: first.idempotencyKey, of: withId))
+        #expect(!CorrectionKey.isReplay(storedKey: withId.idempotencyKey, of: first), "a stored correction with an id is not content-keyed")
+        // Contents that a joined text would blur stay apart.
+        let a = try correction(#"{"status":5,"reason":"a:b"}"#, actor: "x")
+        let b = try correction(#"{"status":5,"reason":"b"}"#, actor: "x:a")
+        let c = try correction(#"{"status":5,"reason":"1:ab"}"#, actor: "x")
+        #expect(Set([a.idempotencyKey, b.idempotencyKey, c.idempotencyKey]).count == 3)
+    }
 }
 
 @Suite("e-mail masking")

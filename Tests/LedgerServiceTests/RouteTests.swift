@@ -187,6 +187,45 @@ final class RouteTests {
         #expect(try stored.value(0, "reason") == "customer cancelled by phone")
     }
 
+    /// http-api.md: a replayed write (same content) answers 200 duplicate and appends
+    /// nothing. A correction sent without an id is the same correction again while it is
+    /// still the order's newest event (a retry after a 503 whose commit went through).
+    @Test("a correction replayed without a key is 200 duplicate while it is the order's newest event; after another event it is new")
+    func correctionReplay() throws {
+        _ = try ledger.register("K-3")
+        let body = #"{"status":6,"reason":"held for review"}"#
+        func correct(_ headers: [(String, String)] = []) throws -> Reply {
+            try ledger.client.post("/v1/orders/K-3/corrections", token: ledger.auditor, json: body, headers: headers)
+        }
+        func events() throws -> Int64 { try ledger.count("SELECT count(*) AS n FROM ledger.events WHERE stream = 'order-K-3'") }
+        let first = try correct()
+        #expect(first.status == 201, "\(first)")
+        let replay = try correct()
+        #expect(replay.status == 200 && replay["duplicate"]?.boolValue == true, "\(replay)")
+        #expect(replay["eventId"]?.stringValue == first["eventId"]?.stringValue)
+        #expect(try events() == 2, "the registration and one correction")
+
+        #expect(try ledger.sendWeb3(LedgerFixture.web3Body("K-3", status: 2)).status == 200)
+        let afterWebhook = try correct()
+        #expect(afterWebhook.status == 201 && afterWebhook["duplicate"]?.boolValue == false, "a new decision: \(afterWebhook)")
+        #expect(try events() == 4)
+        let explicit = try correct([("Idempotency-Key", "K-3-again")])
+        #expect(explicit.status == 201, "an Idempotency-Key decides alone: \(explicit)")
+        #expect(try events() == 5)
+
+        // Copies racing see the same newest event: one is stored.
+        #expect(try ledger.sendWeb3(LedgerFixture.web3Body("K-3", status: 1)).status == 200)
+        let port = ledger.port
+        let token = ledger.auditor
+        let statuses = Locked([Int]())
+        onThreads(8) { _ in
+            let reply = try? HTTPClient(port: port).post("/v1/orders/K-3/corrections", token: token, json: body)
+            statuses.with { $0.append(reply?.status ?? 0) }
+        }
+        #expect(statuses.snapshot.sorted() == [200, 200, 200, 200, 200, 200, 200, 201], "\(statuses.snapshot)")
+        #expect(try events() == 7)
+    }
+
     @Test("a correction cannot move a paid order out of paid: it is recorded as a conflict needing attention")
     func correctionOfPaidOrder() throws {
         _ = try ledger.register("K-3")

@@ -203,13 +203,19 @@ struct Ingestion: Sendable {
     static let clientClockToleranceSeconds: Int64 = 86_400
 
     func correct(_ no: MerchantOrderNo, _ request: HTTPRequest, principal: Principal, now: Timestamp) throws -> WriteResult {
-        guard try pool.withConnection({ try orders.load(no, on: $0) }) != nil else {
+        guard let newest = try pool.withConnection({ try EventStore().newest(inStream: no.stream, on: $0) }) else {
             throw ServiceError.notFound("no order \(no.value)")
         }
-        // A retried correction carries the same Idempotency-Key; without one, each request is new.
-        let unique = try Self.idempotencyKey(request) ?? request.requestID
+        // A retried correction carries the same Idempotency-Key (or correctionId); without
+        // either, the same correction sent while it is still the order's newest event is a
+        // replay (`CorrectionKey`).
+        let explicit = try Self.idempotencyKey(request)
         let event = try OrderRequests.correction(merchantOrderNo: no, body: request.body, actor: principal.name,
-                                                 uniqueId: unique, receivedAt: now)
+                                                 uniqueId: explicit, newestPosition: newest.receipt.position, receivedAt: now)
+        if CorrectionKey.isReplay(storedKey: newest.idempotencyKey, of: event) {
+            try pool.withConnection { try EventStore().countRedelivery(of: newest.receipt.position, on: $0) }
+            return WriteResult(eventID: newest.receipt.eventID, position: newest.receipt.position, duplicate: true)
+        }
         return try commit(.observed(event), raw: request.body, request: request, verifiedBy: "token:" + principal.name)
     }
 
