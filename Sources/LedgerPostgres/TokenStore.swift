@@ -4,7 +4,9 @@ import LedgerCore
 public struct TokenRecord: Sendable, Equatable {
     public var name: String
     public var role: String
+    /// A client token's scope: one order, or one enrollment (Migrations 007, 027).
     public var orderNo: String?
+    public var enrollmentRef: String?
     public var createdAt: Timestamp
     public var expiresAt: Timestamp?
     public var revokedAt: Timestamp?
@@ -31,17 +33,17 @@ public struct TokenStore: Sendable {
     public init() {}
 
     private static let columns = """
-        name, role, order_no, ledger.micros(created_at) AS created_us,
+        name, role, order_no, enrollment_ref, ledger.micros(created_at) AS created_us,
         ledger.micros(expires_at) AS expires_us, ledger.micros(revoked_at) AS revoked_us
         """
 
     public func create(name: String, role: String, tokenHash: [UInt8], orderNo: String? = nil,
-                       expiresAt: Timestamp? = nil, on connection: PostgresConnection) throws {
+                       enrollmentRef: String? = nil, expiresAt: Timestamp? = nil, on connection: PostgresConnection) throws {
         do {
             try connection.query("""
-                INSERT INTO ledger.tokens (name, role, token_hash, order_no, expires_at)
-                VALUES ($1, $2, $3, $4, 'epoch'::timestamptz + ($5 || ' microseconds')::interval)
-                """, [.text(name), .text(role), .bytes(tokenHash), .optional(orderNo),
+                INSERT INTO ledger.tokens (name, role, token_hash, order_no, enrollment_ref, expires_at)
+                VALUES ($1, $2, $3, $4, $5, 'epoch'::timestamptz + ($6 || ' microseconds')::interval)
+                """, [.text(name), .text(role), .bytes(tokenHash), .optional(orderNo), .optional(enrollmentRef),
                       .optional(expiresAt.map { String($0.microseconds) })])
         } catch let error as PostgresError where error.sqlState == "23505" {
             throw TokenStoreError.nameTaken(name)
@@ -70,6 +72,7 @@ public struct TokenStore: Sendable {
                 name: try result.string(r, "name"),
                 role: try result.string(r, "role"),
                 orderNo: try result.value(r, "order_no"),
+                enrollmentRef: try result.value(r, "enrollment_ref"),
                 createdAt: Timestamp(microseconds: try result.int64(r, "created_us")),
                 expiresAt: try result.value(r, "expires_us").flatMap(Int64.init).map(Timestamp.init(microseconds:)),
                 revokedAt: try result.value(r, "revoked_us").flatMap(Int64.init).map(Timestamp.init(microseconds:)))

@@ -2,11 +2,23 @@ import LedgerCore
 import LedgerPostgres
 import Synchronization
 
-/// Who is calling: a token's name, role and, for client tokens, its order.
+/// Who is calling: a token's name, role and, for client tokens, its order or enrollment.
 struct Principal: Sendable {
     var name: String
     var role: Role
-    var scope: String?
+    var scope: ClientScope?
+}
+
+/// What a client token may reach: one order's callbacks, or one enrollment's.
+enum ClientScope: Sendable, Equatable {
+    case order(String)
+    case enrollment(String)
+
+    init?(_ record: TokenRecord) {
+        if let no = record.orderNo { self = .order(no) }
+        else if let ref = record.enrollmentRef { self = .enrollment(ref) }
+        else { return nil }
+    }
 }
 
 /// Checks bearer tokens against their stored hashes. Lookups are cached for a
@@ -63,7 +75,7 @@ final class Authenticator: Sendable {
         guard record.isValid(at: now), let role = Role(rawValue: record.role) else {
             throw ServiceError.unauthenticated("the token is unknown, expired or revoked")
         }
-        return Principal(name: record.name, role: role, scope: record.orderNo)
+        return Principal(name: record.name, role: role, scope: ClientScope(record))
     }
 
     /// Forgets every cached lookup (a token was created, revoked or deleted somewhere).

@@ -6,7 +6,7 @@ enum OpenAPIDocument {
       "info": {
         "title": "ledger",
         "version": "1.0.0",
-        "description": "An append-only payment ledger for three payment products (the web3 crypto gateway, the Banxa fiat on-ramp and the BankPay ACH SDK). Provider webhooks, query results, operator corrections and SDK callbacks are stored as events in PostgreSQL; each order's state (the read model) is a pure function of its events.\n\nConventions:\n- JSON in and out, UTF-8. Errors are `application/problem+json` (RFC 9457: `type`, `title`, `status`, `detail`).\n- Times are RFC 3339 in UTC with `Z`. Amounts are decimal strings (`\"40\"`, `\"0.015\"`), never JSON numbers in responses.\n- `{no}` is a merchantOrderNo: 1-64 characters of `A-Z a-z 0-9 . _ : -`.\n\nAuthentication: every route except the two webhooks and the four operations routes takes `Authorization: Bearer TOKEN`. A token carries one role (created with `ledger token create --role ROLE --name NAME`, stored hashed):\n- `ingest`: the merchant backend. Registers orders, reports query observations, relays SDK callbacks, mints client tokens, reads one order (`GET /v1/orders/{no}`, emails masked).\n- `support`: reads orders, lists and timelines, emails masked.\n- `auditor`: everything support may, unmasked (including raw bodies), plus corrections and the ledger head; also exports.\n- `accountant`: exports.\n- `client`: an order-scoped token minted for an app; may only relay SDK callbacks for that one order, and expires.\nMissing or unknown token: 401. Known token with the wrong role, or a client token for another order: 403. Each operation lists its roles in its description and in the `x-roles` extension (an empty array means no bearer token is used).\n\nWebhooks authenticate by the provider's signature instead of a token (see the webhook operations and the `web3Signature` / `banxaSignature` schemes). A delivery that fails verification is answered 401 and kept byte for byte in a quarantine of rejected deliveries, never in the ledger.\n\nDurability: a 2xx on any write means the event is committed in PostgreSQL. When the database cannot be reached the answer is 503 with `Retry-After`, never a 2xx and never a hang past the request timeout. A replayed write with the same content answers 200 with `\"duplicate\": true` and appends nothing new.\n\nLimits on every route: a body over `LEDGER_MAX_BODY` (default 1 MiB) gets 413; request-smuggling shapes (conflicting `Content-Length` / `Transfer-Encoding` and the like) get 400 and the connection is closed; an unknown path gets 404 and a wrong method 405 with `Allow`, all as problem+json. Request headers over 16 KiB in all get 431, answered by the HTTP library itself with a short HTML body, not problem+json."
+        "description": "An append-only payment ledger for three payment products (the web3 crypto gateway, the Banxa fiat on-ramp and the BankPay ACH SDK). Provider webhooks, query results, operator corrections and SDK callbacks are stored as events in PostgreSQL; each order's state (the read model) is a pure function of its events.\n\nConventions:\n- JSON in and out, UTF-8. Errors are `application/problem+json` (RFC 9457: `type`, `title`, `status`, `detail`).\n- Times are RFC 3339 in UTC with `Z`. Amounts are decimal strings (`\"40\"`, `\"0.015\"`), never JSON numbers in responses.\n- `{no}` is a merchantOrderNo: 1-64 characters of `A-Z a-z 0-9 . _ : -`.\n\nAuthentication: every route except the two webhooks and the four operations routes takes `Authorization: Bearer TOKEN`. A token carries one role (created with `ledger token create --role ROLE --name NAME`, stored hashed):\n- `ingest`: the merchant backend. Registers orders, reports query observations, relays SDK callbacks, mints client tokens, reads one order (`GET /v1/orders/{no}`, emails masked).\n- `support`: reads orders, lists and timelines, emails masked.\n- `auditor`: everything support may, unmasked (including raw bodies), plus corrections and the ledger head; also exports.\n- `accountant`: exports.\n- `client`: a token minted for an app, scoped to one order (it may only relay SDK callbacks for that order) or, beyond http-api.md, to one BankPay enrollment (it may only relay that enrollment's callbacks); it expires.\nMissing or unknown token: 401. Known token with the wrong role, or a client token for another order or enrollment: 403. Each operation lists its roles in its description and in the `x-roles` extension (an empty array means no bearer token is used).\n\nWebhooks authenticate by the provider's signature instead of a token (see the webhook operations and the `web3Signature` / `banxaSignature` schemes). A delivery that fails verification is answered 401 and kept byte for byte in a quarantine of rejected deliveries, never in the ledger.\n\nDurability: a 2xx on any write means the event is committed in PostgreSQL. When the database cannot be reached the answer is 503 with `Retry-After`, never a 2xx and never a hang past the request timeout. A replayed write with the same content answers 200 with `\"duplicate\": true` and appends nothing new.\n\nLimits on every route: a body over `LEDGER_MAX_BODY` (default 1 MiB) gets 413; request-smuggling shapes (conflicting `Content-Length` / `Transfer-Encoding` and the like) get 400 and the connection is closed; an unknown path gets 404 and a wrong method 405 with `Allow`, all as problem+json. Request headers over 16 KiB in all get 431, answered by the HTTP library itself with a short HTML body, not problem+json."
       },
       "servers": [
         {
@@ -636,7 +636,7 @@ enum OpenAPIDocument {
           "post": {
             "operationId": "relayEnrollmentClientEvent",
             "summary": "Relay a BankPay enrollment callback",
-            "description": "A BankPay enrollment-flow callback (`bankAccountAdded`, `close`, `error`), kept in the enrollment's own stream with a small read model. `provider` must be `bankpay`. Idempotent by `clientEventId` like order client events. A `client` token may only relay for the reference it is scoped to (403 otherwise).\n\nRoles: `ingest`, `client`.",
+            "description": "A BankPay enrollment-flow callback (`bankAccountAdded`, `close`, `error`), kept in the enrollment's own stream with a small read model. `provider` must be `bankpay`. Idempotent by `clientEventId` like order client events. A `client` token must be one minted for this enrollment (`POST /v1/enrollments/{ref}/client-tokens`); an order's client token is 403 here.\n\nRoles: `ingest`, `client`.",
             "tags": [
               "ingestion"
             ],
@@ -744,6 +744,61 @@ enum OpenAPIDocument {
               },
               "404": {
                 "$ref": "#/components/responses/NotFound"
+              },
+              "413": {
+                "$ref": "#/components/responses/PayloadTooLarge"
+              },
+              "503": {
+                "$ref": "#/components/responses/Unavailable"
+              }
+            }
+          }
+        },
+        "/v1/enrollments/{ref}/client-tokens": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/EnrollmentRef"
+            }
+          ],
+          "post": {
+            "operationId": "createEnrollmentClientToken",
+            "summary": "Mint a client token for an enrollment",
+            "description": "Beyond http-api.md: a short-lived bearer token with the `client` role, scoped to this one BankPay enrollment, for the app to relay its enrollment callbacks (`POST /v1/enrollments/{ref}/client-events`) and nothing else. The enrollment need not exist yet: its first callback starts it. An order's client token does not reach enrollments. Valid for one hour unless `ttlSeconds` says less. The body may be omitted.\n\nRoles: `ingest`.",
+            "tags": [
+              "ingestion"
+            ],
+            "x-roles": [
+              "ingest"
+            ],
+            "requestBody": {
+              "required": false,
+              "content": {
+                "application/json": {
+                  "schema": {
+                    "$ref": "#/components/schemas/ClientTokenRequest"
+                  }
+                }
+              }
+            },
+            "responses": {
+              "201": {
+                "description": "Minted.",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/ClientToken"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/BadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthorized"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
               },
               "413": {
                 "$ref": "#/components/responses/PayloadTooLarge"
@@ -1879,7 +1934,7 @@ enum OpenAPIDocument {
             "properties": {
               "token": {
                 "type": "string",
-                "description": "A bearer token with the `client` role, scoped to this one order. Shown once; stored hashed."
+                "description": "A bearer token with the `client` role, scoped to the one order or enrollment it was minted for. Shown once; stored hashed."
               },
               "expiresAt": {
                 "type": "string",

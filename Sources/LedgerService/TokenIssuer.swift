@@ -18,11 +18,11 @@ public struct TokenIssuer: Sendable {
     public static func hash(_ token: String) -> [UInt8] { Crypto.sha256(Array(token.utf8)) }
 
     /// Creates a token and returns it: the only time it is ever seen in clear.
-    public func create(role: Role, name: String, orderNo: String? = nil, expiresAt: Timestamp?,
-                       on connection: PostgresConnection) throws -> String {
+    public func create(role: Role, name: String, orderNo: String? = nil, enrollmentRef: String? = nil,
+                       expiresAt: Timestamp?, on connection: PostgresConnection) throws -> String {
         let token = Self.newToken()
         try store.create(name: name, role: role.rawValue, tokenHash: Self.hash(token), orderNo: orderNo,
-                         expiresAt: expiresAt, on: connection)
+                         enrollmentRef: enrollmentRef, expiresAt: expiresAt, on: connection)
         return token
     }
 

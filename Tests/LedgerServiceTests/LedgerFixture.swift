@@ -105,17 +105,19 @@ final class LedgerFixture: @unchecked Sendable {
     static func web3Key(_ body: [UInt8]) -> String { "web3:" + Hex.encode(Crypto.sha256(body)) }
 
     /// A fresh token of `role`, optionally scoped to an order and expiring.
-    func token(_ role: Role, orderNo: String? = nil, expiresAt: Timestamp? = nil) throws -> String {
-        try namedToken(role, orderNo: orderNo, expiresAt: expiresAt).token
+    func token(_ role: Role, orderNo: String? = nil, enrollmentRef: String? = nil, expiresAt: Timestamp? = nil) throws -> String {
+        try namedToken(role, orderNo: orderNo, enrollmentRef: enrollmentRef, expiresAt: expiresAt).token
     }
 
-    func namedToken(_ role: Role, orderNo: String? = nil, expiresAt: Timestamp? = nil) throws -> (name: String, token: String) {
+    func namedToken(_ role: Role, orderNo: String? = nil, enrollmentRef: String? = nil,
+                    expiresAt: Timestamp? = nil) throws -> (name: String, token: String) {
         let c = try connect()
         defer { c.close() }
         let name = "\(role.rawValue)-\(UInt32.random(in: 0...UInt32.max))"
         // Client tokens always expire (the tokens table insists); an hour, like minted ones.
         let expiry = expiresAt ?? (role == .client ? Timestamp(seconds: Timestamp.now().seconds + 3600) : nil)
-        return (name, try TokenIssuer().create(role: role, name: name, orderNo: orderNo, expiresAt: expiry, on: c))
+        return (name, try TokenIssuer().create(role: role, name: name, orderNo: orderNo, enrollmentRef: enrollmentRef,
+                                               expiresAt: expiry, on: c))
     }
 
     func revoke(_ name: String) throws {

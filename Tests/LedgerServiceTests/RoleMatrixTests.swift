@@ -30,12 +30,18 @@ final class RoleMatrixTests {
         return try ledger.client.send(route.method, target, headers: headers)
     }
 
+    /// A client token scoped to what the route names: the order, or the enrollment.
+    static func scope(_ route: RouteSpec) -> (orderNo: String?, enrollmentRef: String?) {
+        route.path.contains("{ref}") ? (nil, order) : (order, nil)
+    }
+
     @Test("a missing, malformed, unknown, expired or revoked token is 401 with a problem", arguments: protectedRoutes)
     func unauthenticated(_ route: RouteSpec) throws {
         let allowed = try #require(route.roles?.sorted { $0.rawValue < $1.rawValue }.first)
-        let expired = try ledger.token(allowed, orderNo: allowed == .client ? Self.order : nil,
+        let (orderNo, ref) = allowed == .client ? Self.scope(route) : (nil, nil)
+        let expired = try ledger.token(allowed, orderNo: orderNo, enrollmentRef: ref,
                                        expiresAt: Timestamp(seconds: Timestamp.now().seconds - 60))
-        let revoked = try ledger.namedToken(allowed, orderNo: allowed == .client ? Self.order : nil)
+        let revoked = try ledger.namedToken(allowed, orderNo: orderNo, enrollmentRef: ref)
         try ledger.revoke(revoked.name)   // before its first use: lookups are cached for a few seconds
         let cases: [(String, String?)] = [
             ("no token", nil),
@@ -58,7 +64,8 @@ final class RoleMatrixTests {
         let roles = try #require(route.roles)
         for role in Role.allCases {
             let token = role == .auditor ? ledger.auditor : role == .support ? ledger.support : role == .ingest ? ledger.ingest
-                : role == .accountant ? ledger.accountant : try ledger.token(.client, orderNo: Self.order)
+                : role == .accountant ? ledger.accountant
+                : try ledger.token(.client, orderNo: Self.scope(route).orderNo, enrollmentRef: Self.scope(route).enrollmentRef)
             let reply = try call(route, authorization: "Bearer " + token)
             if roles.contains(role) {
                 #expect(reply.status != 401 && reply.status != 403, "\(role) may call \(route.testDescription): \(reply)")
@@ -89,6 +96,8 @@ final class RoleMatrixTests {
         "POST /v1/orders/{no}/client-events": [.ingest, .client],
         "POST /v1/enrollments/{ref}/client-events": [.ingest, .client],
         "POST /v1/orders/{no}/client-tokens": [.ingest],
+        // Not in http-api.md's table: the README's enrollment-scoped client tokens.
+        "POST /v1/enrollments/{ref}/client-tokens": [.ingest],
         "POST /v1/orders/{no}/corrections": [.auditor],
         "GET /v1/ledger/head": [.auditor],
         "GET /v1/exports/orders": [.accountant, .auditor], "GET /v1/exports/events": [.accountant, .auditor],

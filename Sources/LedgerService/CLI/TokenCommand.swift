@@ -42,6 +42,7 @@ struct TokenCommand {
                 var line = "\(t.name)\t\(t.role)\t\(state)\tcreated \(t.createdAt.rfc3339)"
                 if let e = t.expiresAt { line += "\texpires \(e.rfc3339)" }
                 if let o = t.orderNo { line += "\torder \(o)" }
+                if let r = t.enrollmentRef { line += "\tenrollment \(r)" }
                 cli.output(line)
             }
         case "revoke":

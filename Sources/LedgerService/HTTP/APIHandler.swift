@@ -120,8 +120,8 @@ struct APIHandler: Sendable {
 
     /// A client token reaches its own order only.
     private func checkScope(_ principal: Principal?, _ no: MerchantOrderNo) throws {
-        if let p = principal, p.role == .client, p.scope != no.value {
-            throw ServiceError.forbidden("this client token is scoped to another order")
+        if let p = principal, p.role == .client, p.scope != .order(no.value) {
+            throw ServiceError.forbidden("this client token is scoped to another order or to an enrollment")
         }
     }
 
@@ -179,12 +179,18 @@ struct APIHandler: Sendable {
             guard MerchantOrderNo.isValid(ref) else {
                 throw ServiceError.badRequest("an enrollment reference is 1-64 characters of A-Z a-z 0-9 . _ : -")
             }
-            if let p = principal, p.role == .client, p.scope != ref {
-                throw ServiceError.forbidden("this client token is scoped to another reference")
+            if let p = principal, p.role == .client, p.scope != .enrollment(ref) {
+                throw ServiceError.forbidden("this client token is not scoped to enrollment \(ref): mint one with POST /v1/enrollments/\(ref)/client-tokens")
             }
             return write(try ingestion.enrollmentEvent(ref, request, principal: principal!, now: now), order: nil, masked: masked)
         case "mint_client_token":
-            return json(201, try operations.mintClientToken(try orderNo(), request, now: now), masked: false)
+            return json(201, try operations.mintClientToken(.order(try orderNo().value), request, now: now), masked: false)
+        case "mint_enrollment_client_token":
+            let ref = parameters["ref"] ?? ""
+            guard MerchantOrderNo.isValid(ref) else {
+                throw ServiceError.badRequest("an enrollment reference is 1-64 characters of A-Z a-z 0-9 . _ : -")
+            }
+            return json(201, try operations.mintClientToken(.enrollment(ref), request, now: now), masked: false)
         case "correct_order":
             let no = try orderNo()
             return write(try ingestion.correct(no, request, principal: principal!, now: now), order: no, masked: masked)

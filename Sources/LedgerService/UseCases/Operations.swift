@@ -34,8 +34,10 @@ struct Operations: Sendable {
         .text(200, metrics.render(), contentType: MetricsRegistry.contentType)
     }
 
-    /// A token for one order's app, valid one hour unless `ttlSeconds` says less.
-    func mintClientToken(_ no: MerchantOrderNo, _ request: HTTPRequest, now: Timestamp) throws -> JSONValue {
+    /// A token for an app to relay one order's callbacks, or one enrollment's, valid one
+    /// hour unless `ttlSeconds` says less. An order must exist (it is registered before
+    /// its app starts); an enrollment need not (its first callback starts it).
+    func mintClientToken(_ scope: ClientScope, _ request: HTTPRequest, now: Timestamp) throws -> JSONValue {
         var ttl: Int64 = 3600
         if !request.body.isEmpty {
             let body = try JSONValue.parse(request.body)
@@ -49,9 +51,17 @@ struct Operations: Sendable {
         }
         let expires = Timestamp(microseconds: now.microseconds + ttl * 1_000_000)
         let token = try pool.withConnection { c -> String in
-            guard try OrderReadModel().load(no, on: c) != nil else { throw ServiceError.notFound("no order \(no.value)") }
-            let name = "client:\(no.value):\(Hex.encode(Crypto.randomBytes(6)))"
-            return try issuer.create(role: .client, name: name, orderNo: no.value, expiresAt: expires, on: c)
+            let suffix = Hex.encode(Crypto.randomBytes(6))
+            switch scope {
+            case .order(let no):
+                guard try OrderReadModel().load(try MerchantOrderNo(no), on: c) != nil else {
+                    throw ServiceError.notFound("no order \(no)")
+                }
+                return try issuer.create(role: .client, name: "client:\(no):\(suffix)", orderNo: no, expiresAt: expires, on: c)
+            case .enrollment(let ref):
+                return try issuer.create(role: .client, name: "client:enrollment:\(ref):\(suffix)", enrollmentRef: ref,
+                                         expiresAt: expires, on: c)
+            }
         }
         return .object([("token", .string(token)), ("expiresAt", .string(expires.rfc3339))])
     }
