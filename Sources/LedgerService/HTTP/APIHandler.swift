@@ -146,6 +146,17 @@ struct APIHandler: Sendable {
             try checkScope(principal, no)
             return no
         }
+        /// The `{ref}` of an enrollment route; a client token must be scoped to it.
+        func enrollmentRef() throws -> String {
+            let ref = parameters["ref"] ?? ""
+            guard MerchantOrderNo.isValid(ref) else {
+                throw ServiceError.badRequest("an enrollment reference is 1-64 characters of A-Z a-z 0-9 . _ : -")
+            }
+            if let p = principal, p.role == .client, p.scope != .enrollment(ref) {
+                throw ServiceError.forbidden("this client token is not scoped to enrollment \(ref): mint one with POST /v1/enrollments/\(ref)/client-tokens")
+            }
+            return ref
+        }
         // Emails are masked for everyone but auditors.
         let masked = principal?.role != .auditor
 
@@ -175,22 +186,11 @@ struct APIHandler: Sendable {
         case "order_client_event":
             return write(try ingestion.clientEvent(try orderNo(), request, principal: principal!, now: now), order: nil, masked: masked)
         case "enrollment_client_event":
-            let ref = parameters["ref"] ?? ""
-            guard MerchantOrderNo.isValid(ref) else {
-                throw ServiceError.badRequest("an enrollment reference is 1-64 characters of A-Z a-z 0-9 . _ : -")
-            }
-            if let p = principal, p.role == .client, p.scope != .enrollment(ref) {
-                throw ServiceError.forbidden("this client token is not scoped to enrollment \(ref): mint one with POST /v1/enrollments/\(ref)/client-tokens")
-            }
-            return write(try ingestion.enrollmentEvent(ref, request, principal: principal!, now: now), order: nil, masked: masked)
+            return write(try ingestion.enrollmentEvent(try enrollmentRef(), request, principal: principal!, now: now), order: nil, masked: masked)
         case "mint_client_token":
             return json(201, try operations.mintClientToken(.order(try orderNo().value), request, now: now), masked: false)
         case "mint_enrollment_client_token":
-            let ref = parameters["ref"] ?? ""
-            guard MerchantOrderNo.isValid(ref) else {
-                throw ServiceError.badRequest("an enrollment reference is 1-64 characters of A-Z a-z 0-9 . _ : -")
-            }
-            return json(201, try operations.mintClientToken(.enrollment(ref), request, now: now), masked: false)
+            return json(201, try operations.mintClientToken(.enrollment(try enrollmentRef()), request, now: now), masked: false)
         case "correct_order":
             let no = try orderNo()
             return write(try ingestion.correct(no, request, principal: principal!, now: now), order: no, masked: masked)
