@@ -69,20 +69,25 @@ public enum OrderRequests {
 
 /// Keys of corrections sent without an id: the content (provider, status, actor, reason)
 /// and the position of the order's newest event when it was sent. The same correction
-/// sent again while it is still the order's newest event is a replay (http-api.md: a
-/// replayed write answers 200 duplicate); sent again after other events, it is a new
-/// decision about a changed order, and a new event. Two copies racing see the same
-/// newest event, so they share one key and one of them is stored.
+/// sent again while it is still the order's newest event, and the order already shows
+/// what it asked for, is a replay (http-api.md: a replayed write answers 200
+/// duplicate); sent again after other events, or while the order shows another status
+/// (a report with a later `observedAt` outranked it), it is a new event. Two copies
+/// racing see the same newest event, so they share one key and one of them is stored.
 public enum CorrectionKey {
     public static func afterNewest(_ correction: StatusObservation, newestPosition: Int64) -> String {
         prefix(correction) + String(newestPosition) + ":" + digest(correction)
     }
 
-    /// True when `correction` is keyed by its content (it came without an id) and
-    /// `storedKey`, the order's newest event's key, is the same content's key.
-    public static func isReplay(storedKey: String, of correction: StatusObservation) -> Bool {
+    /// True when `correction` is keyed by its content (it came without an id), `storedKey`,
+    /// the order's newest event's key, is the same content's key, and sending it again
+    /// would change nothing: the order shows its status, or is paid and it is not (paid
+    /// is sticky: such a correction is only ever recorded as a conflict).
+    public static func isReplay(storedKey: String, of correction: StatusObservation, currentStatus: OrderStatus) -> Bool {
         let prefix = prefix(correction), suffix = ":" + digest(correction)
-        return correction.idempotencyKey.hasPrefix(prefix) && correction.idempotencyKey.hasSuffix(suffix)
+        let changesNothing = currentStatus == correction.status || (currentStatus.isPaid && !correction.status.isPaid)
+        return changesNothing
+            && correction.idempotencyKey.hasPrefix(prefix) && correction.idempotencyKey.hasSuffix(suffix)
             && storedKey.hasPrefix(prefix) && storedKey.hasSuffix(suffix)
     }
 

@@ -156,21 +156,25 @@ struct ReducerTests {
         let fix = #"{"status":5,"reason":"cancelled by phone"}"#
         let first = try correction(fix)
         #expect(first.idempotencyKey.hasPrefix("operator:order-SO-1:after:7:"))
-        #expect(CorrectionKey.isReplay(storedKey: first.idempotencyKey, of: try correction(fix, after: 8)),
+        #expect(CorrectionKey.isReplay(storedKey: first.idempotencyKey, of: try correction(fix, after: 8), currentStatus: .expired),
                 "sent again once it is the newest event (at 8)")
+        #expect(!CorrectionKey.isReplay(storedKey: first.idempotencyKey, of: try correction(fix, after: 8), currentStatus: .confirming),
+                "the order shows another status (a later report outranked it): sending it again is a new event")
+        #expect(CorrectionKey.isReplay(storedKey: first.idempotencyKey, of: try correction(fix, after: 8), currentStatus: .paid),
+                "a paid order never moves back: the same correction again changes nothing")
         #expect(try correction(fix).idempotencyKey == first.idempotencyKey, "two copies racing share one key")
         #expect(try correction(fix, after: 9).idempotencyKey != first.idempotencyKey, "after other events it is a new decision")
         for other in [#"{"status":6,"reason":"cancelled by phone"}"#, #"{"status":5,"reason":"cancelled by mail"}"#,
                       #"{"status":5,"reason":"cancelled by phone","provider":"web3"}"#] {
-            #expect(!CorrectionKey.isReplay(storedKey: first.idempotencyKey, of: try correction(other)), "\(other)")
+            #expect(!CorrectionKey.isReplay(storedKey: first.idempotencyKey, of: try correction(other), currentStatus: .expired), "\(other)")
         }
-        #expect(!CorrectionKey.isReplay(storedKey: first.idempotencyKey, of: try correction(fix, actor: "bob")))
-        #expect(!CorrectionKey.isReplay(storedKey: first.idempotencyKey, of: try correction(fix, id: "retry-1")),
+        #expect(!CorrectionKey.isReplay(storedKey: first.idempotencyKey, of: try correction(fix, actor: "bob"), currentStatus: .expired))
+        #expect(!CorrectionKey.isReplay(storedKey: first.idempotencyKey, of: try correction(fix, id: "retry-1"), currentStatus: .expired),
                 "an explicit key decides alone")
         let withId = try correction(#"{"status":5,"reason":"cancelled by phone","correctionId":"0B7C2A4E-3F1D-4C8A-9E2B-5D6F7A8B9C0D"}"#)
         #expect(withId.idempotencyKey == "operator:order-SO-1:0b7c2a4e-3f1d-4c8a-9e2b-5d6f7a8b9c0d")
-        #expect(!CorrectionKey.isReplay(storedKey: first.idempotencyKey, of: withId))
-        #expect(!CorrectionKey.isReplay(storedKey: withId.idempotencyKey, of: first), "a stored correction with an id is not content-keyed")
+        #expect(!CorrectionKey.isReplay(storedKey: first.idempotencyKey, of: withId, currentStatus: .expired))
+        #expect(!CorrectionKey.isReplay(storedKey: withId.idempotencyKey, of: first, currentStatus: .expired), "a stored correction with an id is not content-keyed")
         // Contents that a joined text would blur stay apart.
         let a = try correction(#"{"status":5,"reason":"a:b"}"#, actor: "x")
         let b = try correction(#"{"status":5,"reason":"b"}"#, actor: "x:a")

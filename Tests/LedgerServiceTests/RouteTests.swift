@@ -226,6 +226,22 @@ final class RouteTests {
         #expect(try events() == 7)
     }
 
+    @Test("a correction outranked by a report with a later observedAt is a new event when sent again, not a replay")
+    func correctionResentWhileOutranked() throws {
+        _ = try ledger.register("K-4")
+        let later = Timestamp(seconds: Timestamp.now().seconds + 120).rfc3339
+        let report = try ledger.client.post("/v1/orders/K-4/observations", token: ledger.ingest,
+                                            json: #"{"provider":"acmepay","response":{"status":2},"observedAt":"\#(later)"}"#)
+        #expect(report.status == 201, "\(report)")
+        let body = #"{"status":5,"reason":"customer cancelled"}"#
+        let first = try ledger.client.post("/v1/orders/K-4/corrections", token: ledger.auditor, json: body)
+        #expect(first.status == 201, "\(first)")
+        #expect(try ledger.order("K-4")["status"]?.int64Value == 2, "the report's later observedAt outranks the correction")
+        let again = try ledger.client.post("/v1/orders/K-4/corrections", token: ledger.auditor, json: body)
+        #expect(again.status == 201 && again["duplicate"]?.boolValue == false, "sending it again is no replay: \(again)")
+        #expect(again["eventId"]?.stringValue != first["eventId"]?.stringValue)
+    }
+
     @Test("a correction cannot move a paid order out of paid: it is recorded as a conflict needing attention")
     func correctionOfPaidOrder() throws {
         _ = try ledger.register("K-3")

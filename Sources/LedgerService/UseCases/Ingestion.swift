@@ -203,16 +203,19 @@ struct Ingestion: Sendable {
     static let clientClockToleranceSeconds: Int64 = 86_400
 
     func correct(_ no: MerchantOrderNo, _ request: HTTPRequest, principal: Principal, now: Timestamp) throws -> WriteResult {
-        guard let newest = try pool.withConnection({ try EventStore().newest(inStream: no.stream, on: $0) }) else {
-            throw ServiceError.notFound("no order \(no.value)")
+        // The state first: an event landing between the two reads is then the newest one,
+        // and the correction is no replay.
+        let found = try pool.withConnection { c in
+            (try orders.load(no, on: c)?.0, try EventStore().newest(inStream: no.stream, on: c))
         }
+        guard let state = found.0, let newest = found.1 else { throw ServiceError.notFound("no order \(no.value)") }
         // A retried correction carries the same Idempotency-Key (or correctionId); without
-        // either, the same correction sent while it is still the order's newest event is a
-        // replay (`CorrectionKey`).
+        // either, the same correction sent while it is still the order's newest event, and
+        // changes nothing, is a replay (`CorrectionKey`).
         let explicit = try Self.idempotencyKey(request)
         let event = try OrderRequests.correction(merchantOrderNo: no, body: request.body, actor: principal.name,
                                                  uniqueId: explicit, newestPosition: newest.receipt.position, receivedAt: now)
-        if CorrectionKey.isReplay(storedKey: newest.idempotencyKey, of: event) {
+        if CorrectionKey.isReplay(storedKey: newest.idempotencyKey, of: event, currentStatus: state.status) {
             try pool.withConnection { try EventStore().countRedelivery(of: newest.receipt.position, on: $0) }
             return WriteResult(eventID: newest.receipt.eventID, position: newest.receipt.position, duplicate: true)
         }
