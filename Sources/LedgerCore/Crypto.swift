@@ -154,7 +154,7 @@ public enum Hex {
 /// An OpenSSL message digest implementation fetched once for the process.
 /// @unchecked Sendable: an EVP_MD is immutable once fetched, and OpenSSL allows
 /// one to be used from many threads at once.
-private struct FetchedDigest: @unchecked Sendable {
+struct FetchedDigest: @unchecked Sendable {
     let pointer: OpaquePointer
 
     static let sha256: FetchedDigest = {

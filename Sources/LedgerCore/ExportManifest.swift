@@ -1,0 +1,49 @@
+/// Everything an export's manifest says (exports.md), accumulated row by row as the
+/// rows are written, so nothing but the totals is kept in memory.
+public struct ExportManifest: Sendable {
+    public let kind: ExportKind
+    public let from: Timestamp
+    public let to: Timestamp
+    public let format: ExportFormat
+    public private(set) var rows: Int64 = 0
+    public private(set) var highestPosition: Int64?
+    /// Per asset: rows and the exact sum of their amounts.
+    public private(set) var totals: [String: (rows: Int64, amount: ExactDecimal)] = [:]
+    private let digest = Crypto.SHA256Stream()
+
+    public init(kind: ExportKind, from: Timestamp, to: Timestamp, format: ExportFormat) {
+        self.kind = kind
+        self.from = from
+        self.to = to
+        self.format = format
+    }
+
+    /// Every byte of the data file passes through here, header included.
+    public func wrote(_ bytes: [UInt8]) { digest.update(bytes) }
+
+    public mutating func counted(_ row: ExportRow) {
+        rows += 1
+        if let p = row.position { highestPosition = max(highestPosition ?? p, p) }
+        guard let asset = row.asset else { return }
+        var entry = totals[asset] ?? (0, .zero)
+        entry.rows += 1
+        if let text = row.amount, let amount = ExactDecimal(text) { entry.amount += amount }
+        totals[asset] = entry
+    }
+
+    /// The manifest: `{kind, from, to, format, rows, sha256, totals: [{asset, rows, amount}],
+    /// highestPosition, ledgerHead: {position, hash}, generatedAt}`; totals sorted by asset.
+    public func json(ledgerHead: (position: Int64, hash: [UInt8]), generatedAt: Timestamp) -> JSONValue {
+        let sums: [JSONValue] = totals.keys.sorted().map { asset in
+            let t = totals[asset]!
+            return .object([("asset", .string(asset)), ("rows", .integer(t.rows)), ("amount", .string(t.amount.description))])
+        }
+        return .object([
+            ("kind", .string(kind.rawValue)), ("from", .string(from.rfc3339)), ("to", .string(to.rfc3339)),
+            ("format", .string(format.rawValue)), ("rows", .integer(rows)), ("sha256", .string(Hex.encode(digest.finish()))),
+            ("totals", .array(sums)), ("highestPosition", highestPosition.map { .integer($0) } ?? .null),
+            ("ledgerHead", .object([("position", .integer(ledgerHead.position)), ("hash", .string(Hex.encode(ledgerHead.hash)))])),
+            ("generatedAt", .string(generatedAt.rfc3339)),
+        ])
+    }
+}
