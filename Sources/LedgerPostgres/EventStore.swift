@@ -122,6 +122,28 @@ public struct EventStore: Sendable {
         ledger.micros(recorded_at) AS recorded_us, ledger.micros(observed_at) AS observed_us, hash
         """
 
+    /// Calls `body` with the events recorded in [`from`, `to`), in ledger order, `batch` at
+    /// a time through a cursor, so memory stays flat however many there are (exports.md).
+    /// Runs inside the caller's transaction; `raw` is left out (nil).
+    public func forEachRecorded(from: Timestamp, to: Timestamp, batch: Int = 1_000, on connection: PostgresConnection,
+                                _ body: ([StoredEvent]) throws -> Void) throws {
+        try connection.query("""
+            DECLARE recorded_events NO SCROLL CURSOR FOR
+            SELECT position, event_id::text AS event_id, stream, stream_version, type, source, payload::text AS payload,
+                   NULL::bytea AS raw, metadata::text AS metadata, idempotency_key,
+                   ledger.micros(recorded_at) AS recorded_us, ledger.micros(observed_at) AS observed_us, hash
+              FROM ledger.events
+             WHERE recorded_at >= ledger.from_micros($1) AND recorded_at < ledger.from_micros($2)
+             ORDER BY position
+            """, [.int(from.microseconds), .int(to.microseconds)])
+        while true {
+            let result = try connection.query("FETCH \(max(1, batch)) FROM recorded_events")
+            if result.count == 0 { break }
+            try body(try Self.events(result))
+        }
+        try connection.query("CLOSE recorded_events")
+    }
+
     /// Events with position > `after`, in ledger order, at most `limit`.
     public func read(after: Int64, limit: Int, on connection: PostgresConnection) throws -> [StoredEvent] {
         let result = try connection.query(

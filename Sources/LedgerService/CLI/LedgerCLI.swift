@@ -28,6 +28,7 @@ public struct LedgerCLI {
           replay --order NO [--as-of TIME] [--json]    an order's history, event by event
           verify                                  check the hash chain and the read models
           rebuild                                 rebuild the read models from the events
+          export orders|events --from T --to T [--format csv|jsonl] [--out FILE]   accounting exports
 
         Configuration comes from the environment (DATABASE_URL, LEDGER_*); see README.md.
         Every command takes --help.
@@ -36,7 +37,7 @@ public struct LedgerCLI {
     public func run(_ arguments: [String]) -> Int32 {
         do {
             guard let command = arguments.first else {
-                errorOutput("ledger: no command given; `ledger --help` lists them (migrate, serve, token, replay, verify, rebuild)")
+                errorOutput("ledger: no command given; `ledger --help` lists them (migrate, serve, token, replay, verify, rebuild, export)")
                 return 64
             }
             guard command != "--help", command != "-h", command != "help" else {
@@ -51,6 +52,7 @@ public struct LedgerCLI {
             case "serve": return try ServeCommand(cli: self).run(rest)
             case "rebuild": return try RebuildCommand(cli: self).run(rest)
             case "replay": return try ReplayCommand(cli: self).run(rest)
+            case "export": return try ExportCommand(cli: self).run(rest)
             default:
                 if let extra = extraCommands[command] { return try extra(self, rest) }
                 throw CLIError.usage("unknown command \(command)")

@@ -1,0 +1,164 @@
+import Foundation
+import LedgerCore
+import LedgerPostgres
+@testable import LedgerService
+import Testing
+
+/// exports.md: `ledger export orders|events` over a half-open period on the ledger's
+/// recording time, against a real PostgreSQL.
+@Suite("Exports for accounting (ledger export)")
+final class ExportTests {
+    let ledger: LedgerFixture
+    let folder: URL
+    init() throws {
+        ledger = try .start("exports")
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-export-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    }
+    deinit {
+        ledger.stop()
+        try? FileManager.default.removeItem(at: folder)
+    }
+
+    var env: [String: String] { ["DATABASE_URL": ledger.databaseURL] }
+
+    /// Runs `ledger export` into `name`; the file's bytes and its manifest.
+    func export(_ arguments: [String], into name: String) throws -> (bytes: [UInt8], manifest: JSONValue) {
+        let run = CLIRun()
+        let path = folder.appendingPathComponent(name).path
+        let code = run(["export"] + arguments + ["--out", path], env: env)
+        #expect(code == 0, "\(arguments): \(run.errorLines)")
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        let manifest = try JSONValue.parse([UInt8](Data(contentsOf: URL(fileURLWithPath: path + ".manifest.json"))))
+        return (bytes, manifest)
+    }
+
+    static func csvRows(_ bytes: [UInt8]) -> [[String]] {
+        // The test data holds no quotes, commas or line breaks inside cells.
+        String(decoding: bytes, as: UTF8.self).components(separatedBy: "\r\n").dropLast().map { $0.components(separatedBy: ",") }
+    }
+
+    static func pause() { Thread.sleep(forTimeInterval: 0.02) }
+
+    @Test("events: one row per event recorded in the period, in ledger order, with the status after it; the same bytes again; a manifest that adds up")
+    func events() throws {
+        Self.pause()
+        let from = Timestamp.now()
+        #expect(try ledger.register("E-1", amount: "40").status == 201)
+        #expect(try ledger.sendWeb3(LedgerFixture.web3Body("E-1", status: 3, extra: #","txHash":"0xe1","tokenSymbol":"USDT""#)).status == 200)
+        #expect(try ledger.register("-INJ", amount: "2.50").status == 201)
+        let enrollment = #"{"provider":"bankpay","callback":"onSuccess","payload":{"type":"bankAccountAdded","data":{"intent_id":"in_1"}},"clientEventId":"7b7c2a4e-3f1d-4c8a-9e2b-5d6f7a8b9c0d"}"#
+        #expect(try ledger.client.post("/v1/enrollments/ENR-X/client-events", token: ledger.ingest, json: enrollment).status == 201)
+        Self.pause()
+        let to = Timestamp.now()
+        Self.pause()
+        #expect(try ledger.sendWeb3(LedgerFixture.web3Body("E-1", status: 4)).status == 200, "recorded after the period")
+
+        let period = ["events", "--from", from.rfc3339, "--to", to.rfc3339]
+        let first = try export(period, into: "events.csv")
+        let rows = Self.csvRows(first.bytes)
+        #expect(rows.first == ExportKind.events.columns)
+        let body = Array(rows.dropFirst())
+        #expect(body.count == 4, "\(body)")
+        let positions = body.compactMap { Int64($0[0]) }
+        #expect(positions == positions.sorted() && positions.count == 4, "ledger order")
+        #expect(body.map { $0[4] } == ["E-1", "E-1", "'-INJ", ""], "merchant_order_no, formula-guarded; none for an enrollment")
+        #expect(body.map { $0[9] } == ["1", "3", "1", ""], "status_after")
+        #expect(body[1][8] == "3" && body[1][10] == "40" && body[1][11] == "USDT" && body[1][12] == "0xe1", "\(body[1])")
+        #expect(body[2][10] == "2.50", "amounts exactly as given")
+
+        let manifest = first.manifest
+        #expect(manifest["kind"]?.stringValue == "events" && manifest["format"]?.stringValue == "csv")
+        #expect(manifest["from"]?.stringValue == from.rfc3339 && manifest["to"]?.stringValue == to.rfc3339)
+        #expect(manifest["rows"]?.int64Value == 4)
+        #expect(manifest["sha256"]?.stringValue == Hex.encode(Crypto.sha256(first.bytes)))
+        #expect(manifest["highestPosition"]?.int64Value == positions.last)
+        let totals = manifest["totals"]?.arrayValue ?? []
+        #expect(totals.count == 1 && totals.first?["asset"]?.stringValue == "USDT" && totals.first?["rows"]?.int64Value == 3, "\(totals)")
+        #expect(ExactDecimal(totals.first?["amount"]?.stringValue ?? "") == ExactDecimal("82.50"), "40 + 40 + 2.50: \(totals)")
+        let head = try ledger.client.get("/v1/ledger/head", token: ledger.auditor)
+        #expect(manifest["ledgerHead"]?["position"]?.int64Value == head["position"]?.int64Value)
+        #expect(manifest["ledgerHead"]?["hash"]?.stringValue == head["hash"]?.stringValue)
+        #expect(manifest["generatedAt"]?.stringValue.flatMap { Timestamp.parse($0) } != nil)
+
+        #expect(try ledger.sendWeb3(LedgerFixture.web3Body("E-2", status: 3)).status == 200)
+        let again = try export(period, into: "events-again.csv")
+        #expect(again.bytes == first.bytes, "a closed period gives the same bytes")
+        #expect(again.manifest["sha256"] == manifest["sha256"])
+
+        // The next period starts with E-1's completion: its status after is folded from the
+        // order's events before the period too.
+        let next = try export(["events", "--from", to.rfc3339, "--to", Timestamp.now().rfc3339], into: "events-next.csv")
+        let nextRows = Array(Self.csvRows(next.bytes).dropFirst())
+        #expect(nextRows.first?[4] == "E-1" && nextRows.first?[9] == "4", "\(nextRows)")
+
+        let jsonl = try export(period + ["--format", "jsonl"], into: "events.jsonl")
+        let lines = String(decoding: jsonl.bytes, as: UTF8.self).split(separator: "\n").map(String.init)
+        #expect(lines.count == 4)
+        let second = try JSONValue.parse(Array(lines[1].utf8))
+        #expect(second.objectFields?.map(\.0) == ExportKind.events.columns)
+        #expect(second["status_after"]?.int64Value == 3 && second["amount"]?.stringValue == "40" && second["merchant_order_no"]?.stringValue == "E-1")
+    }
+
+    @Test("orders: those first paid in the period, each as it stood at the period's end; later events change nothing in it")
+    func orders() throws {
+        Self.pause()
+        let from = Timestamp.now()
+        #expect(try ledger.register("P-1", amount: "40").status == 201)
+        #expect(try ledger.register("P-UNPAID", amount: "9").status == 201)
+        #expect(try ledger.sendWeb3(LedgerFixture.web3Body("P-1", status: 3)).status == 200)
+        #expect(try ledger.sendWeb3(LedgerFixture.web3Body("P-2", status: 4, amount: "12.345", extra: #","tokenSymbol":"BTC""#)).status == 200)
+        Self.pause()
+        let to = Timestamp.now()
+        Self.pause()
+        #expect(try ledger.sendWeb3(LedgerFixture.web3Body("P-1", status: 4)).status == 200, "completed after the period")
+        #expect(try ledger.sendWeb3(LedgerFixture.web3Body("P-3", status: 3)).status == 200, "paid after the period")
+
+        let period = ["orders", "--from", from.rfc3339, "--to", to.rfc3339]
+        let first = try export(period, into: "orders.csv")
+        let rows = Self.csvRows(first.bytes)
+        #expect(rows.first == ExportKind.orders.columns)
+        let body = Array(rows.dropFirst())
+        #expect(body.map { $0[0] } == ["P-1", "P-2"], "first paid in the period, by that time: \(body)")
+        #expect(body[0][3] == "3" && body[0][4] == "paid", "P-1 as it stood at the period's end, not completed: \(body[0])")
+        let p1 = try ledger.order("P-1")
+        #expect(p1["status"]?.int64Value == 4, "the order itself moved on")
+        #expect(Int64(body[0][16]).map { $0 < (p1["lastPosition"]?.int64Value ?? 0) } == true, "last_position as of the period's end")
+        #expect(body[1][5] == "BTC" && body[1][7] == "12.345", "\(body[1])")
+        let totals = first.manifest["totals"]?.arrayValue ?? []
+        #expect(totals.compactMap { $0["asset"]?.stringValue } == ["BTC", "USDT"], "\(totals)")
+
+        let later = try export(period, into: "orders-again.csv")
+        #expect(later.bytes == first.bytes, "a closed period gives the same bytes")
+        let next = try export(["orders", "--from", to.rfc3339, "--to", Timestamp.now().rfc3339], into: "orders-next.csv")
+        #expect(Self.csvRows(next.bytes).dropFirst().map { $0[0] } == ["P-3"], "late payments land in the period they were recorded in")
+    }
+
+    @Test("bad arguments are one line on stderr and exit 64; an unwritable --out is exit 1 and leaves no file behind")
+    func badArguments() throws {
+        for (arguments, fragment) in [(["export"], "orders or events"), (["export", "refunds", "--from", "2026-11-01", "--to", "2026-12-01"], "orders or events"),
+                                      (["export", "events", "--from", "2026-12-01", "--to", "2026-11-01"], "before"),
+                                      (["export", "events", "--from", "yesterday", "--to", "2026-11-01"], "--from"),
+                                      (["export", "events", "--from", "2026-11-01", "--to", "2026-12-01", "--format", "xlsx"], "csv or jsonl")] {
+            let run = CLIRun()
+            #expect(run(arguments, env: env) == 64, "\(arguments)")
+            #expect(run.errorLines.count == 1 && run.errorLines[0].contains(fragment), "\(arguments): \(run.errorLines)")
+            #expect(run.output.isEmpty)
+        }
+        let run = CLIRun()
+        let missing = folder.appendingPathComponent("no/such/dir/out.csv").path
+        #expect(run(["export", "events", "--from", "2026-11-01", "--to", "2026-12-01", "--out", missing], env: env) == 1)
+        #expect(run.errorLines.count == 1, "\(run.errorLines)")
+        #expect(!FileManager.default.fileExists(atPath: missing) && !FileManager.default.fileExists(atPath: missing + ".partial"))
+    }
+
+    @Test("a date means 00:00 UTC: a day's export holds what was recorded that day")
+    func dates() throws {
+        #expect(try ledger.register("D-1").status == 201)
+        let today = String(Timestamp.now().rfc3339.prefix(10))
+        let tomorrow = String(Timestamp(seconds: Timestamp.now().seconds + 86_400).rfc3339.prefix(10))
+        let day = try export(["events", "--from", today, "--to", tomorrow], into: "day.csv")
+        #expect(day.manifest["from"]?.stringValue == today + "T00:00:00Z", "\(day.manifest)")
+        #expect(Self.csvRows(day.bytes).dropFirst().contains { $0[4] == "D-1" })
+    }
+}
