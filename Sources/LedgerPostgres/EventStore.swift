@@ -122,13 +122,12 @@ public struct EventStore: Sendable {
         ledger.micros(recorded_at) AS recorded_us, ledger.micros(observed_at) AS observed_us, hash
         """
 
-    /// Calls `body` with the events recorded in [`from`, `to`), in ledger order, `batch` at
-    /// a time through a cursor, so memory stays flat however many there are (exports.md).
-    /// Runs inside the caller's transaction; `raw` is left out (nil).
-    public func forEachRecorded(from: Timestamp, to: Timestamp, batch: Int = 1_000, on connection: PostgresConnection,
-                                _ body: ([StoredEvent]) throws -> Void) throws {
+    /// Declares cursor `name` over the events recorded in [`from`, `to`), in ledger order,
+    /// inside the caller's transaction; `fetch` then reads it a batch at a time, so memory
+    /// stays flat however many there are (exports.md). `raw` is left out (nil).
+    public func declareRecorded(from: Timestamp, to: Timestamp, cursor name: String, on connection: PostgresConnection) throws {
         try connection.query("""
-            DECLARE recorded_events NO SCROLL CURSOR FOR
+            DECLARE \(name) NO SCROLL CURSOR FOR
             SELECT position, event_id::text AS event_id, stream, stream_version, type, source, payload::text AS payload,
                    NULL::bytea AS raw, metadata::text AS metadata, idempotency_key,
                    ledger.micros(recorded_at) AS recorded_us, ledger.micros(observed_at) AS observed_us, hash
@@ -136,12 +135,11 @@ public struct EventStore: Sendable {
              WHERE recorded_at >= ledger.from_micros($1) AND recorded_at < ledger.from_micros($2)
              ORDER BY position
             """, [.int(from.microseconds), .int(to.microseconds)])
-        while true {
-            let result = try connection.query("FETCH \(max(1, batch)) FROM recorded_events")
-            if result.count == 0 { break }
-            try body(try Self.events(result))
-        }
-        try connection.query("CLOSE recorded_events")
+    }
+
+    /// The next `count` events of a cursor `declareRecorded` declared; empty at its end.
+    public func fetch(cursor name: String, count: Int, on connection: PostgresConnection) throws -> [StoredEvent] {
+        try Self.events(connection.query("FETCH \(max(1, count)) FROM \(name)"))
     }
 
     /// Events with position > `after`, in ledger order, at most `limit`.

@@ -31,21 +31,19 @@ struct ExportCommand {
         }
         let formatText = args.value("format") ?? "csv"
         guard let format = ExportFormat(rawValue: formatText) else { throw CLIError.usage("--format must be csv or jsonl, not \(formatText)") }
-        let exporter = Exporter(kind: kind, from: from, to: to, format: format)
-        let connection = try cli.connect()
-        defer { connection.close() }
+        let session = ExportSession(kind: kind, from: from, to: to, format: format, connection: try cli.connect())
         let showProgress = isatty(STDERR_FILENO) == 1
         let progress: (Int64) -> Void = { rows in
             if showProgress { FileHandle.standardError.write(Data("\rledger export: \(rows) rows".utf8)) }
         }
         guard let out = args.value("out") else {
-            let manifest = try exporter.run(on: connection, write: { FileHandle.standardOutput.write(Data($0)) }, progress: progress)
+            let manifest = try session.run(write: { FileHandle.standardOutput.write(Data($0)) }, progress: progress)
             if showProgress { FileHandle.standardError.write(Data("\n".utf8)) }
             FileHandle.standardError.write(Data((JSONSerializer.string(manifest) + "\n").utf8))
             return 0
         }
         try ExportFiles(path: out).write { file in
-            let manifest = try exporter.run(on: connection, write: file, progress: progress)
+            let manifest = try session.run(write: file, progress: progress)
             if showProgress { FileHandle.standardError.write(Data("\n".utf8)) }
             return manifest
         }

@@ -129,24 +129,23 @@ struct OrderReadModel: Sendable {
         return (state, paidRecorded)
     }
 
-    /// Calls `body` with the stored states of the orders whose first paid observation was
-    /// recorded in [`from`, `to`) (the orders export's rows, exports.md), by that time and
-    /// order number, `batch` at a time through a cursor (inside the caller's transaction).
-    func forEachPaid(from: Timestamp, to: Timestamp, batch: Int = 500, on c: PostgresConnection,
-                     _ body: ([OrderState]) throws -> Void) throws {
+    /// Declares cursor `name` over the stored states of the orders whose first paid
+    /// observation was recorded in [`from`, `to`) (the orders export's rows, exports.md), by
+    /// that time and order number, inside the caller's transaction.
+    func declarePaid(from: Timestamp, to: Timestamp, cursor name: String, on c: PostgresConnection) throws {
         try c.query("""
-            DECLARE paid_orders NO SCROLL CURSOR FOR
+            DECLARE \(name) NO SCROLL CURSOR FOR
             SELECT state::text AS state
               FROM ledger.orders
              WHERE paid_recorded_at >= ledger.from_micros($1) AND paid_recorded_at < ledger.from_micros($2)
              ORDER BY paid_recorded_at, merchant_order_no
             """, [.int(from.microseconds), .int(to.microseconds)])
-        while true {
-            let result = try c.query("FETCH \(max(1, batch)) FROM paid_orders")
-            if result.count == 0 { break }
-            try body(try (0..<result.count).map { try OrderState(storage: JSONValue.parse(stored: try result.string($0, "state"))) })
-        }
-        try c.query("CLOSE paid_orders")
+    }
+
+    /// The next `count` states of a cursor `declarePaid` declared; empty at its end.
+    func fetchStates(cursor name: String, count: Int, on c: PostgresConnection) throws -> [OrderState] {
+        let result = try c.query("FETCH \(max(1, count)) FROM \(name)")
+        return try (0..<result.count).map { try OrderState(storage: JSONValue.parse(stored: try result.string($0, "state"))) }
     }
 
     /// The read-model JSON of one order, or nil.

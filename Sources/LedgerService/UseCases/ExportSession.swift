@@ -1,0 +1,160 @@
+import LedgerCore
+import LedgerPostgres
+
+/// An export for accounting (exports.md): the orders first paid, or the events
+/// recorded, in a half-open period on the ledger's recording time, read from one
+/// snapshot a batch at a time and handed out as bytes, with a manifest.
+///
+/// A closed period never changes: rows are chosen and computed by recording time
+/// (an order's row is its state from the events recorded before `to`), and the
+/// snapshot is taken only after every append in flight has committed, so no event
+/// recorded before `to` can still commit after it.
+///
+/// Pulled, not pushed: `next()` returns the next chunk, so the CLI writes a file and
+/// the HTTP server streams a body from the same code, each at its own pace. The
+/// session owns its connection (its transaction spans the calls); closing it, or
+/// dropping the session, ends the transaction.
+final class ExportSession {
+    let kind: ExportKind
+    let from: Timestamp
+    let to: Timestamp
+    let format: ExportFormat
+    private let connection: PostgresConnection
+    private var manifest: ExportManifest
+    private var head: (position: Int64, hash: [UInt8]) = (0, [])
+    private var statuses = StatusTracker()
+    private var state = Phase.fresh
+
+    private enum Phase { case fresh, reading, done }
+
+    /// Rows fetched a round trip at a time.
+    static let batchRows = 1_000
+    /// Order streams whose state is kept between events of an events export.
+    static let cachedStreams = 10_000
+    static let cursor = "export_rows"
+
+    init(kind: ExportKind, from: Timestamp, to: Timestamp, format: ExportFormat, connection: PostgresConnection) {
+        self.kind = kind
+        self.from = from
+        self.to = to
+        self.format = format
+        self.connection = connection
+        manifest = ExportManifest(kind: kind, from: from, to: to, format: format)
+    }
+
+    deinit { connection.close() }
+
+    /// Rows written so far.
+    var rows: Int64 { manifest.rows }
+
+    /// The next chunk of the file (the header first), or nil once every row was handed out.
+    func next() throws -> [UInt8]? {
+        switch state {
+        case .fresh:
+            try begin()
+            state = .reading
+            let header = format.header(kind.columns)
+            manifest.wrote(header)
+            if !header.isEmpty { return header }
+            return try next()
+        case .reading:
+            let rows = try fetchRows()
+            guard !rows.isEmpty else {
+                try finish()
+                return nil
+            }
+            var out = [UInt8]()
+            for row in rows {
+                format.append(row.cells, columns: kind.columns, to: &out)
+                manifest.counted(row)
+            }
+            manifest.wrote(out)
+            return out
+        case .done:
+            return nil
+        }
+    }
+
+    /// The manifest, once `next()` has returned nil.
+    func manifestJSON() -> JSONValue {
+        precondition(state == .done, "the manifest is known only once every row was read")
+        return manifest.json(ledgerHead: head, generatedAt: .now())
+    }
+
+    /// Runs the whole export, handing each chunk to `write`; returns the manifest.
+    func run(write: ([UInt8]) throws -> Void, progress: (Int64) -> Void = { _ in }) throws -> JSONValue {
+        while let chunk = try next() {
+            try write(chunk)
+            progress(rows)
+        }
+        return manifestJSON()
+    }
+
+    // MARK: the transaction
+
+    private func begin() throws {
+        // Every append takes this lock and records its time once it holds it: after taking
+        // and releasing it, no append still in flight has a recording time before now.
+        try connection.transaction { try $0.query("SELECT pg_advisory_xact_lock(7413001)") }
+        try connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        head = try EventStore().head(on: connection)
+        switch kind {
+        case .orders: try OrderReadModel().declarePaid(from: from, to: to, cursor: Self.cursor, on: connection)
+        case .events: try EventStore().declareRecorded(from: from, to: to, cursor: Self.cursor, on: connection)
+        }
+    }
+
+    private func fetchRows() throws -> [ExportRow] {
+        switch kind {
+        case .orders:
+            return try OrderReadModel().fetchStates(cursor: Self.cursor, count: Self.batchRows, on: connection)
+                .map { ExportRow(order: try asOfPeriodEnd($0)) }
+        case .events:
+            return try EventStore().fetch(cursor: Self.cursor, count: Self.batchRows, on: connection).map { stored in
+                let recorded = try EventMapping.recorded(stored)
+                return ExportRow(event: ExportedEvent(
+                    position: stored.position, recordedAt: stored.recordedAt, observedAt: stored.observedAt,
+                    stream: stored.stream, type: stored.type, source: stored.source, eventID: stored.eventID,
+                    hash: stored.hash, event: recorded.event, statusAfter: try statuses.after(recorded, on: connection)))
+            }
+        }
+    }
+
+    /// The cursor is exhausted: the transaction ends and nothing more comes.
+    private func finish() throws {
+        try connection.query("CLOSE \(Self.cursor)")
+        try connection.query("COMMIT")
+        state = .done
+    }
+
+    /// The order as the ledger knew it at the end of the period: its stored state when no
+    /// event was recorded since, else a replay of the events recorded before `to`.
+    private func asOfPeriodEnd(_ state: OrderState) throws -> OrderState {
+        guard let updated = state.updatedAt, updated.microseconds >= to.microseconds else { return state }
+        let no = state.merchantOrderNo
+        let known = try EventStore().read(stream: no.stream, on: connection).filter { $0.recordedAt.microseconds < to.microseconds }
+        return OrderState.replay(no, try known.map(EventMapping.recorded))
+    }
+
+    /// Each order's status after each of its events, folding in ledger order: states are
+    /// kept for the streams seen lately, and a stream met for the first time (or again
+    /// after the cache was emptied) is folded from its earlier events.
+    private struct StatusTracker {
+        var states: [String: OrderState] = [:]
+
+        mutating func after(_ event: RecordedEvent, on c: PostgresConnection) throws -> OrderStatus? {
+            guard let no = event.event.merchantOrderNo else { return nil }
+            var state: OrderState
+            if let known = states[no.stream] {
+                state = known
+            } else {
+                let earlier = try EventStore().read(stream: no.stream, on: c).filter { $0.position < event.position }
+                state = OrderState.replay(no, try earlier.map(EventMapping.recorded))
+                if states.count >= ExportSession.cachedStreams { states.removeAll(keepingCapacity: true) }
+            }
+            OrderState.reduce(into: &state, event)
+            states[no.stream] = state
+            return state.status
+        }
+    }
+}
