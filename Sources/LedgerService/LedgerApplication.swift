@@ -73,6 +73,7 @@ public final class LedgerApplication: Sendable {
             queries: OrderQueries(pool: readPool),
             documents: documents,
             operations: Operations(pool: pool, migrator: migrator, metrics: registry),
+            exports: ExportResponses(connectionString: database.connectionString),
             logger: logger,
             clock: { Timestamp.now() })
         var httpConfiguration = http

@@ -921,7 +921,7 @@ enum OpenAPIDocument {
           "get": {
             "operationId": "exportOrders",
             "summary": "Export paid orders for a period",
-            "description": "One row per order whose first paid observation was recorded in the period. Columns, in order: `merchant_order_no, provider, provider_order_id, status, status_name, asset, expected_amount, paid_amount, fiat_currency, fiat_amount, tx_hash, created_at, paid_at, late_payment, attention, refunded, last_position` (row shape: `ExportOrderRow`). Streamed (chunked) from PostgreSQL; the same bytes as `ledger export` for the same period, so a closed period exports identically every time. Times are RFC 3339 UTC with `Z`; amounts are exact decimal strings as the provider gave them (never altered); booleans `true`/`false`. In CSV a text cell beginning with `= + - @`, tab or CR gets a leading `'`.\n\nRoles: `accountant`, `auditor`.\n\nNot served yet in this release: answers 501 until the accounting-tools issue lands.",
+            "description": "One row per order whose first paid observation was recorded in the period. Columns, in order: `merchant_order_no, provider, provider_order_id, status, status_name, asset, expected_amount, paid_amount, fiat_currency, fiat_amount, tx_hash, created_at, paid_at, late_payment, attention, refunded, last_position` (row shape: `ExportOrderRow`). Streamed (chunked) from PostgreSQL; the same bytes as `ledger export` for the same period, so a closed period exports identically every time. Times are RFC 3339 UTC with `Z`; amounts are exact decimal strings as the provider gave them (never altered); booleans `true`/`false`. In CSV a text cell beginning with `= + - @`, tab or CR gets a leading `'`.\n\nRoles: `accountant`, `auditor`.\n\nThe rows come from one snapshot taken once the appends in flight have committed; an order's row is the order as it stood at `to`. At most two exports run at once (503 with `Retry-After` beyond). The manifest (`FILE.manifest.json`) is written by `ledger export`; over HTTP the body is the rows alone. If the database fails mid-body the connection is closed before the final chunk, so a truncated body cannot pass for a whole one.",
             "tags": [
               "exports"
             ],
@@ -1009,16 +1009,6 @@ enum OpenAPIDocument {
               },
               "503": {
                 "$ref": "#/components/responses/Unavailable"
-              },
-              "501": {
-                "description": "Not implemented yet in this release: exports arrive with the accounting-tools issue (see README).",
-                "content": {
-                  "application/problem+json": {
-                    "schema": {
-                      "$ref": "#/components/schemas/Problem"
-                    }
-                  }
-                }
               }
             }
           }
@@ -1027,7 +1017,7 @@ enum OpenAPIDocument {
           "get": {
             "operationId": "exportEvents",
             "summary": "Export the events recorded in a period",
-            "description": "One row per event recorded in the period, in ledger order (refunds appear as their own rows). Columns, in order: `position, recorded_at, observed_at, stream, merchant_order_no, type, source, provider, provider_status, status_after, amount, asset, tx_hash, event_id, hash` (row shape: `ExportEventRow`). Streamed (chunked) from PostgreSQL; the same bytes as `ledger export` for the same period, so a closed period exports identically every time. Times are RFC 3339 UTC with `Z`; amounts are exact decimal strings as the provider gave them (never altered); booleans `true`/`false`. In CSV a text cell beginning with `= + - @`, tab or CR gets a leading `'`.\n\nRoles: `accountant`, `auditor`.\n\nNot served yet in this release: answers 501 until the accounting-tools issue lands.",
+            "description": "One row per event recorded in the period, in ledger order (refunds appear as their own rows). Columns, in order: `position, recorded_at, observed_at, stream, merchant_order_no, type, source, provider, provider_status, status_after, amount, asset, tx_hash, event_id, hash` (row shape: `ExportEventRow`). Streamed (chunked) from PostgreSQL; the same bytes as `ledger export` for the same period, so a closed period exports identically every time. Times are RFC 3339 UTC with `Z`; amounts are exact decimal strings as the provider gave them (never altered); booleans `true`/`false`. In CSV a text cell beginning with `= + - @`, tab or CR gets a leading `'`.\n\nRoles: `accountant`, `auditor`.\n\nThe rows come from one snapshot taken once the appends in flight have committed; an order's row is the order as it stood at `to`. At most two exports run at once (503 with `Retry-After` beyond). The manifest (`FILE.manifest.json`) is written by `ledger export`; over HTTP the body is the rows alone. If the database fails mid-body the connection is closed before the final chunk, so a truncated body cannot pass for a whole one.",
             "tags": [
               "exports"
             ],
@@ -1115,16 +1105,6 @@ enum OpenAPIDocument {
               },
               "503": {
                 "$ref": "#/components/responses/Unavailable"
-              },
-              "501": {
-                "description": "Not implemented yet in this release: exports arrive with the accounting-tools issue (see README).",
-                "content": {
-                  "application/problem+json": {
-                    "schema": {
-                      "$ref": "#/components/schemas/Problem"
-                    }
-                  }
-                }
               }
             }
           }

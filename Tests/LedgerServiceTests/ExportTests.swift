@@ -161,4 +161,75 @@ final class ExportTests {
         #expect(day.manifest["from"]?.stringValue == today + "T00:00:00Z", "\(day.manifest)")
         #expect(Self.csvRows(day.bytes).dropFirst().contains { $0[4] == "D-1" })
     }
+
+    // MARK: over HTTP
+
+    /// A URL query value: `+` in an RFC 3339 offset, `:` and the like percent-encoded.
+    static func q(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? text
+    }
+
+    @Test("GET /v1/exports/events streams the same bytes as ledger export, csv and jsonl, across many fetches")
+    func overHTTP() throws {
+        Self.pause()
+        let from = Timestamp.now()
+        // 2,400 events: more than two of the session's fetches of 1,000 rows.
+        let c = try ledger.connect()
+        defer { c.close() }
+        for batch in 0..<3 {
+            let events = try (0..<800).map { i -> NewEvent in
+                let body = Array(#"{"merchantOrderNo":"H-\#(batch)-\#(i)","provider":"web3","amount":"1.5","asset":"USDT"}"#.utf8)
+                let registration = try OrderRequests.registration(body: body, receivedAt: .now())
+                return EventMapping.newEvent(.registered(registration), raw: body, receipt: Receipt(requestID: "r", verifiedBy: "token:t"))
+            }
+            _ = try c.transaction { try EventStore().append(events, on: $0) }
+        }
+        #expect(try ledger.sendWeb3(LedgerFixture.web3Body("H-0-1", status: 3)).status == 200)
+        Self.pause()
+        let to = Timestamp.now()
+        for format in ["csv", "jsonl"] {
+            let file = try export(["events", "--from", from.rfc3339, "--to", to.rfc3339, "--format", format], into: "http.\(format)")
+            let reply = try ledger.client.get("/v1/exports/events?from=\(Self.q(from.rfc3339))&to=\(Self.q(to.rfc3339))&format=\(format)",
+                                              token: ledger.accountant)
+            #expect(reply.status == 200, "\(reply.status) \(String(decoding: reply.body.prefix(300), as: UTF8.self))")
+            #expect(reply.header("Content-Type") == (format == "csv" ? "text/csv; charset=utf-8" : "application/x-ndjson"))
+            #expect(reply.header("Transfer-Encoding")?.lowercased() == "chunked", "streamed, not buffered")
+            #expect(reply.body == file.bytes, "\(format): \(reply.body.count) bytes over HTTP against \(file.bytes.count) from the CLI")
+            #expect(file.manifest["rows"]?.int64Value == 2_401)
+        }
+        // Clients that go away mid-body give their export's place back: more exports than
+        // may run at once, each dropped after its head, then three whole ones.
+        for attempt in 0..<4 {
+            let connection = try TestConnection(port: ledger.port)
+            try connection.send("GET /v1/exports/events?from=\(Self.q(from.rfc3339))&to=\(Self.q(to.rfc3339)) HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer \(ledger.accountant)\r\n\r\n")
+            var head = [UInt8](repeating: 0, count: 512)
+            _ = head.withUnsafeMutableBytes { recv(connection.fd, $0.baseAddress, 512, 0) }
+            // Two run at once; the server may not have seen the first ones go yet (then 503).
+            let status = String(decoding: head.prefix(12), as: UTF8.self)
+            #expect(status == "HTTP/1.1 200" || (attempt >= 2 && status == "HTTP/1.1 503"), "\(String(decoding: head.prefix(40), as: UTF8.self))")
+        }
+        for _ in 0..<3 {
+            let again = eventually(within: 10) {
+                try ledger.client.get("/v1/exports/orders?from=2026-11-01&to=2026-11-02", token: ledger.accountant).status == 200
+            }
+            #expect(again, "an export's place was not given back")
+        }
+        let status = String(decoding: try ledger.client.get("/v1/exports/events?from=\(Self.q(from.rfc3339))&to=\(Self.q(to.rfc3339))",
+                                                               token: ledger.auditor).body, as: UTF8.self)
+        #expect(status.contains(",H-0-1,StatusObserved,webhook,web3,3,3,40,"), "the auditor may export too; the webhook's row shows status 3")
+    }
+
+    @Test("an export over HTTP without from or to, with to before from, an unknown format or parameter is 400 with a problem")
+    func badHTTPParameters() throws {
+        for query in ["", "?from=2026-11-01", "?to=2026-12-01", "?from=2026-12-01&to=2026-11-01", "?from=soon&to=2026-12-01",
+                      "?from=2026-11-01&to=2026-12-01&format=xlsx", "?from=2026-11-01&to=2026-12-01&limit=5"] {
+            for kind in ["orders", "events"] {
+                let reply = try ledger.client.get("/v1/exports/\(kind)\(query)", token: ledger.accountant)
+                #expect(reply.status == 400 && reply.isProblem, "\(kind)\(query) → \(reply)")
+            }
+        }
+        let ok = try ledger.client.get("/v1/exports/orders?from=2026-11-01&to=2026-12-01", token: ledger.accountant)
+        #expect(ok.status == 200 && String(decoding: ok.body, as: UTF8.self) == String(decoding: ExportFormat.csv.header(ExportKind.orders.columns), as: UTF8.self),
+                "an empty period is the header alone: \(ok)")
+    }
 }

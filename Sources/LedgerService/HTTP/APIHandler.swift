@@ -15,6 +15,7 @@ struct APIHandler: Sendable {
     /// Where GET /v1/orders/{no} (without asOf) reads its document.
     let documents: DocumentBatcher
     let operations: Operations
+    let exports: ExportResponses
     let logger: Logger
     let clock: @Sendable () -> Timestamp
 
@@ -196,8 +197,10 @@ struct APIHandler: Sendable {
             return write(try ingestion.correct(no, request, principal: principal!, now: now), order: no, masked: masked)
         case "ledger_head":
             return json(200, try queries.head(), masked: false)
-        case "export_orders", "export_events":
-            throw ServiceError.notImplemented("exports are not served yet: they arrive with the accounting tools (see README)")
+        case "export_orders":
+            return try exports.response(.orders, query: request.query)
+        case "export_events":
+            return try exports.response(.events, query: request.query)
         case "healthz":
             return .json(200, Array(#"{"status":"ok"}"#.utf8))
         case "readyz":
