@@ -10,6 +10,7 @@ public struct ExportManifest: Sendable {
     /// Per asset: rows and the exact sum of their amounts.
     public private(set) var totals: [String: (rows: Int64, amount: ExactDecimal)] = [:]
     private let digest = Crypto.SHA256Stream()
+    private var sha256: [UInt8]?
 
     public init(kind: ExportKind, from: Timestamp, to: Timestamp, format: ExportFormat) {
         self.kind = kind
@@ -31,16 +32,24 @@ public struct ExportManifest: Sendable {
         totals[asset] = entry
     }
 
+    /// The file's SHA-256, once every byte was written (asking again gives the same).
+    private mutating func finalDigest() -> [UInt8] {
+        if let sha256 { return sha256 }
+        let value = digest.finish()
+        sha256 = value
+        return value
+    }
+
     /// The manifest: `{kind, from, to, format, rows, sha256, totals: [{asset, rows, amount}],
     /// highestPosition, ledgerHead: {position, hash}, generatedAt}`; totals sorted by asset.
-    public func json(ledgerHead: (position: Int64, hash: [UInt8]), generatedAt: Timestamp) -> JSONValue {
+    public mutating func json(ledgerHead: (position: Int64, hash: [UInt8]), generatedAt: Timestamp) -> JSONValue {
         let sums: [JSONValue] = totals.keys.sorted().map { asset in
             let t = totals[asset]!
             return .object([("asset", .string(asset)), ("rows", .integer(t.rows)), ("amount", .string(t.amount.description))])
         }
         return .object([
             ("kind", .string(kind.rawValue)), ("from", .string(from.rfc3339)), ("to", .string(to.rfc3339)),
-            ("format", .string(format.rawValue)), ("rows", .integer(rows)), ("sha256", .string(Hex.encode(digest.finish()))),
+            ("format", .string(format.rawValue)), ("rows", .integer(rows)), ("sha256", .string(Hex.encode(finalDigest()))),
             ("totals", .array(sums)), ("highestPosition", highestPosition.map { .integer($0) } ?? .null),
             ("ledgerHead", .object([("position", .integer(ledgerHead.position)), ("hash", .string(Hex.encode(ledgerHead.hash)))])),
             ("generatedAt", .string(generatedAt.rfc3339)),

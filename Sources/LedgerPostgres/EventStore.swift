@@ -122,6 +122,16 @@ public struct EventStore: Sendable {
         ledger.micros(recorded_at) AS recorded_us, ledger.micros(observed_at) AS observed_us, hash
         """
 
+    /// Takes the ledger's append lock (in the caller's transaction) and answers PostgreSQL's
+    /// clock once it holds it, in microseconds.
+    public func appendLockTime(on connection: PostgresConnection) throws -> Int64 {
+        try connection.query(ChainAppend.appendLockSQL).int64(0, "now_us")
+    }
+
+    /// How long before it takes the append lock an append may have taken its recording
+    /// time (a batch that skips a round trip); beyond it the batch is retried.
+    public static let recordingLagLimitMicros = ChainAppend.recordingLagLimitMicros
+
     /// Declares cursor `name` over the events recorded in [`from`, `to`), in ledger order,
     /// inside the caller's transaction; `fetch` then reads it a batch at a time, so memory
     /// stays flat however many there are (exports.md). `raw` is left out (nil).
@@ -140,6 +150,20 @@ public struct EventStore: Sendable {
     /// The next `count` events of a cursor `declareRecorded` declared; empty at its end.
     public func fetch(cursor name: String, count: Int, on connection: PostgresConnection) throws -> [StoredEvent] {
         try Self.events(connection.query("FETCH \(max(1, count)) FROM \(name)"))
+    }
+
+    /// A stream's events below `position`, or recorded before `recordedBefore`, in ledger
+    /// order, without their raw bodies (what a fold needs, for exports).
+    public func readForReplay(stream: String, below position: Int64 = .max, recordedBefore: Timestamp? = nil,
+                     on connection: PostgresConnection) throws -> [StoredEvent] {
+        try Self.events(connection.query("""
+            SELECT position, event_id::text AS event_id, stream, stream_version, type, source, payload::text AS payload,
+                   NULL::bytea AS raw, metadata::text AS metadata, idempotency_key,
+                   ledger.micros(recorded_at) AS recorded_us, ledger.micros(observed_at) AS observed_us, hash
+              FROM ledger.events
+             WHERE stream = $1 AND position < $2 AND ($3::bigint IS NULL OR recorded_at < ledger.from_micros($3))
+             ORDER BY stream_version
+            """, [.text(stream), .int(position), recordedBefore.map { .int($0.microseconds) } ?? .null]))
     }
 
     /// Events with position > `after`, in ledger order, at most `limit`.

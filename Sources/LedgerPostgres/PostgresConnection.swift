@@ -401,6 +401,22 @@ public final class PostgresConnection: @unchecked Sendable {
         }
     }
 
+    /// Opens a transaction that spans several calls (an export's snapshot, read a batch at
+    /// a time as its reader asks): `sql` is its BEGIN. Until `endSpanningTransaction`, the
+    /// connection never reconnects silently, so no statement can run outside it.
+    public func beginSpanningTransaction(_ sql: String = "BEGIN") throws {
+        precondition(!inTransaction, "a transaction is already open on this connection")
+        try reconnectIfNeeded()
+        try query(sql)
+        inTransaction = true
+    }
+
+    /// Commits a transaction `beginSpanningTransaction` opened.
+    public func endSpanningTransaction() throws {
+        defer { inTransaction = false }
+        try query("COMMIT")
+    }
+
     /// Streams `COPY (...) TO STDOUT` output chunk by chunk; memory stays flat.
     public func copyOut(_ sql: String, _ chunk: ([UInt8]) throws -> Void) throws {
         try sendPendingBegin()

@@ -83,6 +83,11 @@ struct ExportFiles {
                 throw error
             }
             try Data((JSONSerializer.string(manifest) + "\n").utf8).write(to: URL(fileURLWithPath: manifestPartial))
+            // An older manifest goes first: a stop between the renames leaves the new file
+            // without a manifest (plainly unfinished), never beside an old one.
+            if unlink(manifestPath) != 0 && errno != ENOENT {
+                throw CLIError.failed("cannot replace \(manifestPath): errno \(errno)", exitCode: 1)
+            }
             try Self.replace(path, with: partial)
             try Self.replace(manifestPath, with: manifestPartial)
         } catch {

@@ -1,3 +1,4 @@
+import Foundation
 import LedgerCore
 import LedgerPostgres
 
@@ -93,14 +94,33 @@ final class ExportSession {
     // MARK: the transaction
 
     private func begin() throws {
-        // Every append takes this lock and records its time once it holds it: after taking
-        // and releasing it, no append still in flight has a recording time before now.
-        try connection.transaction { try $0.query("SELECT pg_advisory_xact_lock(7413001)") }
-        try connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        try connection.query("SET lock_timeout = '\(Self.lockWaitSeconds)s'")
+        try waitUntilNoAppendCanRecordBeforeTo()
+        try connection.beginSpanningTransaction("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
         head = try EventStore().head(on: connection)
         switch kind {
         case .orders: try OrderReadModel().declarePaid(from: from, to: to, cursor: Self.cursor, on: connection)
         case .events: try EventStore().declareRecorded(from: from, to: to, cursor: Self.cursor, on: connection)
+        }
+    }
+
+    /// How long the export waits for the append lock (`ledger rebuild` holds it for its
+    /// whole run) before it gives up.
+    static let lockWaitSeconds = 10
+
+    /// Every append records its time under the append lock, or (when it skips a round
+    /// trip) at most `EventStore.recordingLagLimitMicros` before it takes the lock. So once
+    /// the lock was held at time L, every append still to commit records a time after
+    /// L - lag. When `to` is at or before that, nothing can still land in the period; when
+    /// the period ended only just now, the export waits out the lag and looks again. A
+    /// period that has not ended yet is exported as it stands (it is not closed).
+    private func waitUntilNoAppendCanRecordBeforeTo() throws {
+        let lag = EventStore.recordingLagLimitMicros + 50_000
+        while true {
+            let lockedAt = try connection.transaction { try EventStore().appendLockTime(on: $0) }
+            if to.microseconds <= lockedAt - lag || to.microseconds > lockedAt { return }
+            let wait = to.microseconds + lag - lockedAt
+            Thread.sleep(forTimeInterval: Double(wait) / 1_000_000)
         }
     }
 
@@ -123,7 +143,7 @@ final class ExportSession {
     /// The cursor is exhausted: the transaction ends and nothing more comes.
     private func finish() throws {
         try connection.query("CLOSE \(Self.cursor)")
-        try connection.query("COMMIT")
+        try connection.endSpanningTransaction()
         state = .done
     }
 
@@ -132,7 +152,7 @@ final class ExportSession {
     private func asOfPeriodEnd(_ state: OrderState) throws -> OrderState {
         guard let updated = state.updatedAt, updated.microseconds >= to.microseconds else { return state }
         let no = state.merchantOrderNo
-        let known = try EventStore().read(stream: no.stream, on: connection).filter { $0.recordedAt.microseconds < to.microseconds }
+        let known = try EventStore().readForReplay(stream: no.stream, recordedBefore: to, on: connection)
         return OrderState.replay(no, try known.map(EventMapping.recorded))
     }
 
@@ -148,7 +168,7 @@ final class ExportSession {
             if let known = states[no.stream] {
                 state = known
             } else {
-                let earlier = try EventStore().read(stream: no.stream, on: c).filter { $0.position < event.position }
+                let earlier = try EventStore().readForReplay(stream: no.stream, below: event.position, on: c)
                 state = OrderState.replay(no, try earlier.map(EventMapping.recorded))
                 if states.count >= ExportSession.cachedStreams { states.removeAll(keepingCapacity: true) }
             }
