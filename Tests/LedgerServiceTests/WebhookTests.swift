@@ -276,9 +276,13 @@ final class WebhookTests {
             let reply = try sendBanxa(Array(text.utf8))
             #expect(reply.status == 400 && reply.isProblem, "\(what) → \(reply)")
         }
-        var oversized = Array(complete.utf8.dropLast())
-        oversized += Array(#","padding":""#.utf8) + [UInt8](repeating: UInt8(ascii: "x"), count: 2 << 20) + Array(#""}"#.utf8)
-        let tooLarge = try sendBanxa(oversized)
+        // Over the limit: answered from the announced length, before the body is read (and
+        // the connection closed), so only the head is sent.
+        let connection = try TestConnection(port: ledger.port)
+        try connection.send("POST /v1/webhooks/banxa HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+                            + "Authorization: Bearer \(LedgerFixture.banxaAPIKey):\(String(repeating: "0", count: 64)):1\r\n"
+                            + "Content-Length: \(2 << 20)\r\n\r\n")
+        let tooLarge = try connection.readResponse()
         #expect(tooLarge.status == 413 && tooLarge.isProblem, "\(tooLarge)")
         #expect(try eventCount() == 0)
         #expect(try quarantined().isEmpty, "a signed delivery is authentic; only signature failures are quarantined")
