@@ -20,6 +20,8 @@ public final class LedgerApplication: Sendable {
     let metricsRegistry: MetricsRegistry
     /// Empties the token cache when a token changes (a revocation takes effect at once).
     let tokenChanges: TokenChangeListener
+    /// The web3 poller, when `LEDGER_WEB3_API_BASE` turns it on.
+    let poller: PollerLoop?
 
     public init(configuration: LedgerConfiguration, http: HTTPServerConfiguration, logger: Logger,
                 migrator: Migrator? = nil, poolSize: Int = 16) {
@@ -89,6 +91,12 @@ public final class LedgerApplication: Sendable {
         self.readPool = readPool
         self.committer = committer
         self.documents = documents
+        do {
+            poller = try Poller.configured(configuration, pool: pool, committer: committer, logger: logger).map { PollerLoop(poller: $0) }
+        } catch {
+            logger.error("the poller is off: its configuration was refused", [("error", .string(String(describing: error)))])
+            poller = nil
+        }
         instrumentation.sampleInFlight(of: server)   // registers its own collector, once
     }
 
@@ -109,6 +117,7 @@ public final class LedgerApplication: Sendable {
             tokenChanges.stop()
             throw error
         }
+        poller?.start()
         logger.info("ledger serving", [("port", .int(port))])
         return port
     }
@@ -118,6 +127,7 @@ public final class LedgerApplication: Sendable {
     public func stop() {
         server.stop()
         tokenChanges.stop()
+        poller?.stop()
         documents.stop()
         committer.shutdown()
         pool.close()

@@ -76,6 +76,14 @@ public struct LedgerConfiguration: Sendable {
         configuration.orderStateCacheSize = stateCache
         configuration.writerNice = writerNice
         configuration.shutdownTimeoutSeconds = shutdownTimeout
+        if let base = configuration.web3APIBase {
+            // The poller's gateway: a URL it can reach, and a key for X-Pay-Api-Key.
+            _ = try Web3Gateway(base: base, apiKey: "")
+            if configuration.web3APIKeys.isEmpty {
+                throw ConfigurationError.missing("LEDGER_WEB3_API_KEYS",
+                                                 hint: "LEDGER_WEB3_API_BASE turns the poller on, and it sends the first key as X-Pay-Api-Key")
+            }
+        }
         return configuration
     }
 

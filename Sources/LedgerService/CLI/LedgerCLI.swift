@@ -29,6 +29,7 @@ public struct LedgerCLI {
           verify                                  check the hash chain and the read models
           rebuild                                 rebuild the read models from the events
           export orders|events --from T --to T [--format csv|jsonl] [--out FILE]   accounting exports
+          poll --once                             one pass of the web3 poller over the orders that are due
 
         Configuration comes from the environment (DATABASE_URL, LEDGER_*); see README.md.
         Every command takes --help.
@@ -37,7 +38,7 @@ public struct LedgerCLI {
     public func run(_ arguments: [String]) -> Int32 {
         do {
             guard let command = arguments.first else {
-                errorOutput("ledger: no command given; `ledger --help` lists them (migrate, serve, token, replay, verify, rebuild, export)")
+                errorOutput("ledger: no command given; `ledger --help` lists them (migrate, serve, token, replay, verify, rebuild, export, poll)")
                 return 64
             }
             guard command != "--help", command != "-h", command != "help" else {
@@ -53,6 +54,7 @@ public struct LedgerCLI {
             case "rebuild": return try RebuildCommand(cli: self).run(rest)
             case "replay": return try ReplayCommand(cli: self).run(rest)
             case "export": return try ExportCommand(cli: self).run(rest)
+            case "poll": return try PollCommand(cli: self).run(rest)
             default:
                 if let extra = extraCommands[command] { return try extra(self, rest) }
                 throw CLIError.usage("unknown command \(command)")

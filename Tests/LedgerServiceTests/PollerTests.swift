@@ -1,0 +1,162 @@
+import Foundation
+import LedgerCore
+import LedgerHTTP
+import LedgerPostgres
+import LedgerTestSupport
+@testable import LedgerService
+import Testing
+
+/// A web3 gateway on loopback (real HTTP): answers queryOrder from a table, and
+/// remembers who asked about what, with which key.
+final class FakeGateway: @unchecked Sendable {
+    let answers = Locked([String: HTTPResponse]())
+    let asked = Locked([(order: String, key: String?)]())
+    private(set) var server: HTTPServer!
+    private(set) var port = 0
+
+    init() throws {
+        var configuration = HTTPServerConfiguration()
+        configuration.port = 0
+        configuration.workerThreads = 4
+        configuration.shutdownGraceSeconds = 1
+        server = HTTPServer(configuration: configuration) { [self] request in
+            guard request.method == "POST", request.path == "/api/pay/open/queryOrder",
+                  let body = try? JSONValue.parse(request.body), let no = body["merchantOrderNo"]?.stringValue else {
+                return .text(404, "not a queryOrder")
+            }
+            asked.with { $0.append((no, request.header("x-pay-api-key"))) }
+            return answers.with { $0[no] } ?? .json(200, Array(#"{"code":1001,"msg":"order not found"}"#.utf8))
+        }
+        port = try server.start()
+    }
+
+    var base: String { "http://127.0.0.1:\(port)" }
+    func answer(_ no: String, status: Int, extra: String = "") {
+        answers.with { $0[no] = .json(200, Array(#"{"code":0,"data":{"merchantOrderNo":"\#(no)","status":\#(status),"statusText":"s\#(status)","orderNo":"GW-\#(no)"\#(extra)}}"#.utf8)) }
+    }
+    func stop() { server.stop() }
+}
+
+@Suite("The web3 poller (ledger poll --once, ledger serve)")
+final class PollerTests {
+    let ledger: LedgerFixture
+    let gateway: FakeGateway
+    init() throws {
+        ledger = try .start("poller")
+        gateway = try FakeGateway()
+    }
+    deinit {
+        gateway.stop()
+        ledger.stop()
+    }
+
+    var env: [String: String] {
+        ["DATABASE_URL": ledger.databaseURL, "LEDGER_WEB3_API_BASE": gateway.base,
+         "LEDGER_WEB3_API_KEYS": "key-current,key-old"]
+    }
+
+    func pollOnce() -> (code: Int32, output: [String], errors: [String]) {
+        let run = CLIRun()
+        let code = run(["poll", "--once"], env: env)
+        return (code, run.output, run.errorLines)
+    }
+
+    func schedule(_ no: String) throws -> (attempts: Int64, dueInSeconds: Double, error: String?)? {
+        let r = try ledger.query("""
+            SELECT attempts, extract(epoch FROM next_poll_at - now())::float8::text AS due, last_error
+              FROM ledger.polls WHERE merchant_order_no = $1
+            """, [.text(no)])
+        guard r.count == 1 else { return nil }
+        return (try r.int64(0, "attempts"), Double(try r.string(0, "due")) ?? .nan, try r.value(0, "last_error"))
+    }
+
+    @Test("a pass asks about every unpaid web3 order once, records each answer as a query event, and schedules the next poll")
+    func pass() throws {
+        for no in ["Q-1", "Q-2"] { #expect(try ledger.register(no).status == 201) }
+        #expect(try ledger.client.post("/v1/orders", token: ledger.ingest,
+                                       json: #"{"merchantOrderNo":"Q-BANXA","provider":"banxa","amount":"40","asset":"USDT"}"#).status == 201)
+        #expect(try ledger.register("Q-PAID").status == 201)
+        #expect(try ledger.sendWeb3(LedgerFixture.web3Body("Q-PAID", status: 3)).status == 200)
+        gateway.answer("Q-1", status: 3, extra: #","txHash":"0xq1","amount":"40""#)
+        gateway.answer("Q-2", status: 1)
+
+        let first = pollOnce()
+        #expect(first.code == 0, "\(first)")
+        #expect(first.output == ["polled 2 order(s): 2 observation(s) recorded, 0 failed"], "\(first)")
+        let asked = gateway.asked.with { $0 }
+        #expect(asked.map(\.order).sorted() == ["Q-1", "Q-2"], "only web3 orders a poll can change: \(asked)")
+        #expect(asked.allSatisfy { $0.key == "key-current" }, "the first configured key: \(asked)")
+
+        let q1 = try ledger.order("Q-1")
+        #expect(q1["status"]?.int64Value == 3 && q1["paid"]?.boolValue == true && q1["txHash"]?.stringValue == "0xq1", "\(q1)")
+        let timeline = try ledger.client.get("/v1/orders/Q-1/events", token: ledger.auditor)
+        let last = timeline["events"]?.arrayValue?.last
+        #expect(last?["source"]?.stringValue == "query" && last?["verifiedBy"]?.stringValue == "poller", "\(String(describing: last))")
+        #expect(try ledger.order("Q-2")["eventCount"]?.int64Value == 2, "a poll that still says 1 is an event too")
+        let s2 = try #require(try schedule("Q-2"))
+        #expect(s2.attempts == 1 && s2.dueInSeconds > 20 && s2.dueInSeconds <= 30, "\(s2)")
+
+        let again = pollOnce()
+        #expect(again.output == ["polled 0 order(s): 0 observation(s) recorded, 0 failed"], "nothing is due yet: \(again)")
+        #expect(gateway.asked.with { $0.count } == 2)
+
+        _ = try ledger.query("UPDATE ledger.polls SET next_poll_at = now() - interval '1 second' WHERE merchant_order_no = 'Q-2'")
+        let later = pollOnce()
+        #expect(later.output == ["polled 1 order(s): 1 observation(s) recorded, 0 failed"], "\(later)")
+        let backedOff = try #require(try schedule("Q-2"))
+        #expect(backedOff.attempts == 2 && backedOff.dueInSeconds > 50 && backedOff.dueInSeconds <= 60, "doubling: \(backedOff)")
+        #expect(try ledger.verify() == [], "the read models still match a replay")
+    }
+
+    @Test("a gateway that fails or answers a non-zero code gives no event: exit 1, the error kept on the schedule without the key")
+    func failures() throws {
+        for no in ["F-500", "F-CODE", "F-OK"] { #expect(try ledger.register(no).status == 201) }
+        gateway.answers.with { $0["F-500"] = .text(500, "upstream exploded") }
+        gateway.answer("F-OK", status: 2)
+        let run = pollOnce()
+        #expect(run.code == 1, "\(run)")
+        #expect(run.output == ["polled 3 order(s): 1 observation(s) recorded, 2 failed"], "\(run)")
+        #expect(try ledger.order("F-500")["eventCount"]?.int64Value == 1 && ledger.order("F-CODE")["eventCount"]?.int64Value == 1)
+        let e500 = try #require(try schedule("F-500")), eCode = try #require(try schedule("F-CODE"))
+        #expect(e500.error?.contains("HTTP 500") == true && eCode.error?.contains("1001") == true, "\(e500) \(eCode)")
+        #expect(e500.dueInSeconds > 20 && e500.attempts == 1, "retried like any poll: \(e500)")
+        #expect(try ledger.count("SELECT count(*) AS n FROM ledger.polls WHERE last_error LIKE '%key-current%'") == 0)
+        #expect(try ledger.order("F-OK")["status"]?.int64Value == 2)
+    }
+
+    @Test("poll needs --once; without LEDGER_WEB3_API_BASE polling is off (exit 2); a base without a key or not a URL is refused")
+    func configuration() throws {
+        let noOnce = CLIRun()
+        #expect(noOnce(["poll"], env: env) == 64 && noOnce.errorLines.count == 1)
+        let off = CLIRun()
+        #expect(off(["poll", "--once"], env: ["DATABASE_URL": ledger.databaseURL]) == 2)
+        #expect(off.errorLines.count == 1 && off.errorLines[0].contains("LEDGER_WEB3_API_BASE"), "\(off.errorLines)")
+        let noKey = CLIRun()
+        #expect(noKey(["poll", "--once"], env: ["DATABASE_URL": ledger.databaseURL, "LEDGER_WEB3_API_BASE": gateway.base]) == 2)
+        #expect(noKey.errorLines.count == 1 && noKey.errorLines[0].contains("LEDGER_WEB3_API_KEYS"), "\(noKey.errorLines)")
+        let notURL = CLIRun()
+        #expect(notURL(["poll", "--once"], env: ["DATABASE_URL": ledger.databaseURL, "LEDGER_WEB3_API_BASE": "gateway.example",
+                                                 "LEDGER_WEB3_API_KEYS": "k"]) == 2)
+        #expect(notURL.errorLines.count == 1 && notURL.errorLines[0].contains("LEDGER_WEB3_API_BASE"), "\(notURL.errorLines)")
+    }
+
+    @Test("ledger serve polls by itself: an order registered while it runs is found paid from the gateway's answer")
+    func servePolls() throws {
+        let db = try TestDatabase.create("pollserve")
+        defer { LedgerFixture.drop(db) }
+        let c = try db.connect()
+        let ingest = try TokenIssuer().create(role: .ingest, name: "backend", expiresAt: nil, on: c)
+        c.close()
+        let server = try ServeProcess(databaseURL: db.url, environment: ["LEDGER_WEB3_API_BASE": gateway.base])
+        defer { _ = server.signal(SIGTERM) }
+        #expect(server.waitUntilServing(within: 20), "ledger serve did not come up: \(server.logText)")
+        gateway.answer("SP-1", status: 4, extra: #","amount":"40""#)
+        let client = HTTPClient(port: server.port)
+        #expect(try client.post("/v1/orders", token: ingest,
+                                json: #"{"merchantOrderNo":"SP-1","provider":"web3","amount":"40","asset":"USDT"}"#).status == 201)
+        let paid = eventually(within: 15, every: 0.25) {
+            try client.get("/v1/orders/SP-1", token: ingest)["status"]?.int64Value == 4
+        }
+        #expect(paid, "the poller did not record the gateway's answer within 15 s: \(server.logText.suffix(1500))")
+    }
+}
