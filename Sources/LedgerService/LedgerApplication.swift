@@ -125,9 +125,10 @@ public final class LedgerApplication: Sendable {
     public var port: Int? { server.port }
 
     public func stop() {
+        poller?.requestStop()   // ends with the order it is asking about, while the server drains
         server.stop()
         tokenChanges.stop()
-        poller?.stop()
+        poller?.waitUntilStopped()
         documents.stop()
         committer.shutdown()
         pool.close()

@@ -11,6 +11,8 @@ import Testing
 final class FakeGateway: @unchecked Sendable {
     let answers = Locked([String: HTTPResponse]())
     let asked = Locked([(order: String, key: String?)]())
+    /// Seconds each answer waits (a slow gateway).
+    let delay = Locked(0.0)
     private(set) var server: HTTPServer!
     private(set) var port = 0
 
@@ -25,6 +27,8 @@ final class FakeGateway: @unchecked Sendable {
                 return .text(404, "not a queryOrder")
             }
             asked.with { $0.append((no, request.header("x-pay-api-key"))) }
+            let wait = delay.with { $0 }
+            if wait > 0 { Thread.sleep(forTimeInterval: wait) }
             return answers.with { $0[no] } ?? .json(200, Array(#"{"code":1001,"msg":"order not found"}"#.utf8))
         }
         port = try server.start()
@@ -110,12 +114,15 @@ final class PollerTests {
 
     @Test("a gateway that fails or answers a non-zero code gives no event: exit 1, the error kept on the schedule without the key")
     func failures() throws {
-        for no in ["F-500", "F-CODE", "F-OK"] { #expect(try ledger.register(no).status == 201) }
+        for no in ["F-500", "F-CODE", "F-OK", "F-ECHO"] { #expect(try ledger.register(no).status == 201) }
         gateway.answers.with { $0["F-500"] = .text(500, "upstream exploded") }
+        gateway.answers.with { $0["F-ECHO"] = .json(401, Array(#"{"code":401,"msg":"invalid api key key-current"}"#.utf8)) }
         gateway.answer("F-OK", status: 2)
         let run = pollOnce()
         #expect(run.code == 1, "\(run)")
-        #expect(run.output == ["polled 3 order(s): 1 observation(s) recorded, 2 failed"], "\(run)")
+        #expect(run.output == ["polled 4 order(s): 1 observation(s) recorded, 3 failed"], "\(run)")
+        let echoed = try #require(try schedule("F-ECHO"))
+        #expect(echoed.error?.contains("HTTP 401") == true && echoed.error?.contains("[redacted]") == true, "\(echoed)")
         #expect(try ledger.order("F-500")["eventCount"]?.int64Value == 1 && ledger.order("F-CODE")["eventCount"]?.int64Value == 1)
         let e500 = try #require(try schedule("F-500")), eCode = try #require(try schedule("F-CODE"))
         #expect(e500.error?.contains("HTTP 500") == true && eCode.error?.contains("1001") == true, "\(e500) \(eCode)")
@@ -134,6 +141,10 @@ final class PollerTests {
         let noKey = CLIRun()
         #expect(noKey(["poll", "--once"], env: ["DATABASE_URL": ledger.databaseURL, "LEDGER_WEB3_API_BASE": gateway.base]) == 2)
         #expect(noKey.errorLines.count == 1 && noKey.errorLines[0].contains("LEDGER_WEB3_API_KEYS"), "\(noKey.errorLines)")
+        let clear = CLIRun()
+        #expect(clear(["poll", "--once"], env: ["DATABASE_URL": ledger.databaseURL, "LEDGER_WEB3_API_BASE": "http://gateway.example",
+                                                "LEDGER_WEB3_API_KEYS": "k"]) == 2, "the key would cross the network in clear")
+        #expect(clear.errorLines.count == 1 && clear.errorLines[0].contains("https"), "\(clear.errorLines)")
         let notURL = CLIRun()
         #expect(notURL(["poll", "--once"], env: ["DATABASE_URL": ledger.databaseURL, "LEDGER_WEB3_API_BASE": "gateway.example",
                                                  "LEDGER_WEB3_API_KEYS": "k"]) == 2)
@@ -158,5 +169,43 @@ final class PollerTests {
             try client.get("/v1/orders/SP-1", token: ingest)["status"]?.int64Value == 4
         }
         #expect(paid, "the poller did not record the gateway's answer within 15 s: \(server.logText.suffix(1500))")
+    }
+
+    @Test("ledger poll --once asks about every due order, however many claims that takes, and forgets orders no poll can change")
+    func everyDueOrder() throws {
+        for i in 0..<12 {
+            #expect(try ledger.register("M-\(i)").status == 201)
+            gateway.answer("M-\(i)", status: i < 6 ? 3 : 1)
+        }
+        let run = pollOnce()
+        #expect(run.output == ["polled 12 order(s): 12 observation(s) recorded, 0 failed"], "\(run)")
+        #expect(Set(gateway.asked.with { $0.map(\.order) }).count == 12)
+        _ = try ledger.query("UPDATE ledger.polls SET next_poll_at = now() - interval '1 second'")
+        let next = pollOnce()
+        #expect(next.output == ["polled 6 order(s): 6 observation(s) recorded, 0 failed"], "the paid ones are not asked again: \(next)")
+        #expect(try ledger.count("SELECT count(*) AS n FROM ledger.polls") == 6, "the paid orders' schedule rows are gone")
+    }
+
+    @Test("SIGTERM while the poller waits on a slow gateway: ledger serve stops in time, exit 0")
+    func stopDuringAPass() throws {
+        let db = try TestDatabase.create("pollstop")
+        defer { LedgerFixture.drop(db) }
+        let c = try db.connect()
+        let ingest = try TokenIssuer().create(role: .ingest, name: "backend", expiresAt: nil, on: c)
+        c.close()
+        gateway.delay.with { $0 = 3 }
+        let server = try ServeProcess(databaseURL: db.url, environment: ["LEDGER_WEB3_API_BASE": gateway.base])
+        #expect(server.waitUntilServing(within: 20), "ledger serve did not come up: \(server.logText)")
+        let client = HTTPClient(port: server.port)
+        for i in 0..<6 {
+            #expect(try client.post("/v1/orders", token: ingest,
+                                    json: #"{"merchantOrderNo":"ST-\#(i)","provider":"web3","amount":"40","asset":"USDT"}"#).status == 201)
+        }
+        #expect(eventually(within: 15) { gateway.asked.with { $0.contains { $0.order.hasPrefix("ST-") } } }, "the poller never asked")
+        let started = Date()
+        let status = server.signal(SIGTERM, waitSeconds: 30)
+        let took = Date().timeIntervalSince(started)
+        #expect(status == 0, "exit \(String(describing: status)); log: \(server.logText.suffix(1500))")
+        #expect(took < 10, "the stop waited \(took) s: it should end with the order being asked about (3 s), not the 6 due")
     }
 }

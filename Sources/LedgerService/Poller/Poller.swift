@@ -8,21 +8,22 @@ import LedgerPostgres
 /// 1 is a new event that leaves the state as it was).
 ///
 /// Which orders are due lives in `ledger.polls` (Migration 028). A pass first enrols
-/// the pollable orders it has not seen (due at once), then claims the due ones with
-/// a lease (`FOR UPDATE SKIP LOCKED`), so two pollers (`ledger serve` and `ledger poll
-/// --once`) never ask about the same order at the same time.
+/// the pollable orders it has not seen (due at once) and forgets those no poll can
+/// change any more, then claims the due ones a few at a time with a lease (`FOR
+/// UPDATE SKIP LOCKED`), so two pollers (`ledger serve` and `ledger poll --once`)
+/// never ask about one order at the same time.
 struct Poller: Sendable {
     let pool: ConnectionPool
     let committer: GroupCommitter
     let gateway: Web3Gateway
     let logger: Logger
 
-    /// The statuses `PollPolicy.wantsPolling`, as a PostgreSQL array.
-    static let pollableStatuses = SQLValue.text("{" + OrderStatus.allCases.filter(PollPolicy.wantsPolling)
-        .map { String($0.rawValue) }.joined(separator: ",") + "}")
-
-    /// How long a claimed order is kept from other pollers while it is asked about.
-    static let leaseSeconds: Int64 = 120
+    /// Orders claimed at once. A claim's lease outlasts asking about all of them:
+    /// each takes at most the gateway's timeout and a commit's wait.
+    static let claimSize = 5
+    static var leaseSeconds: Int64 {
+        Int64(claimSize) * Int64(Web3Gateway.timeoutSeconds + 2 + Ingestion.commitWaitSeconds) + 30
+    }
 
     struct Summary: Sendable, Equatable {
         var polled = 0
@@ -30,33 +31,65 @@ struct Poller: Sendable {
         var failed = 0
     }
 
-    /// One pass: enrols orders updated since `since`, then asks about every due one.
-    func pass(since: Timestamp) throws -> Summary {
-        let claimed = try pool.withConnection { c -> [(MerchantOrderNo, Int)] in
-            try c.query(Self.enrolSQL, [.int(since.microseconds), .int(PollPolicy.maxAgeSeconds), Self.pollableStatuses])
-            let rows = try c.query(Self.claimSQL, [.int(PollPolicy.maxAgeSeconds), .int(Int64(PollPolicy.passLimit)),
-                                                   .int(Self.leaseSeconds), Self.pollableStatuses])
-            return try (0..<rows.count).map { (try MerchantOrderNo(try rows.string($0, "merchant_order_no")),
-                                                Int(try rows.int64($0, "attempts"))) }
+    /// One pass: enrols orders updated since `since` (PostgreSQL's clock), then asks about
+    /// the due ones until none is left, `limit` have been asked about, or `stopping`.
+    /// Returns what it did and PostgreSQL's time when it began, for the next `since`.
+    func pass(since: Timestamp?, limit: Int = PollPolicy.passLimit,
+              stopping: () -> Bool = { false }) throws -> (Summary, began: Timestamp) {
+        let began = try pool.withConnection { c -> Timestamp in
+            let now = try c.query("SELECT ledger.micros(now()) AS now_us").int64(0, "now_us")
+            let from = since?.microseconds ?? (now - PollPolicy.maxAgeSeconds * 1_000_000)
+            try c.query(Self.enrolSQL, [.int(from), .int(PollPolicy.maxAgeSeconds), Self.pollableStatuses])
+            try c.query(Self.forgetSQL, [.int(PollPolicy.maxAgeSeconds), Self.pollableStatuses])
+            return Timestamp(microseconds: now)
         }
         var summary = Summary()
-        for (no, attempts) in claimed {
-            summary.polled += 1
-            var failure: String?
-            do {
-                if try poll(no) { summary.recorded += 1 }
-            } catch {
-                summary.failed += 1
-                failure = String(describing: error)
-                logger.warning("a poll of the web3 gateway gave no observation",
-                               [("order", .string(no.value)), ("error", .string(failure ?? ""))])
-            }
-            let next = PollPolicy.delaySeconds(afterAttempts: attempts + 1)
-            try pool.withConnection { c in
-                try c.query(Self.rescheduleSQL, [.text(no.value), .int(next), .optional(failure)])
+        while summary.polled < limit, !stopping() {
+            let claimed = try claim(min(Self.claimSize, limit - summary.polled))
+            if claimed.isEmpty { break }
+            for (index, (no, attempts)) in claimed.enumerated() {
+                if stopping() {
+                    try release(claimed[index...].map(\.0))
+                    return (summary, began)
+                }
+                summary.polled += 1
+                var failure: String?
+                do {
+                    if try poll(no) { summary.recorded += 1 }
+                } catch {
+                    summary.failed += 1
+                    failure = gateway.redacted(String(describing: error))
+                    logger.warning("a poll of the web3 gateway gave no observation, or it could not be recorded",
+                                   [("order", .string(no.value)), ("error", .string(failure ?? ""))])
+                }
+                let next = PollPolicy.delaySeconds(afterAttempts: attempts + 1)
+                try pool.withConnection { c in
+                    try c.query(Self.rescheduleSQL, [.text(no.value), .int(next), .optional(failure)])
+                }
             }
         }
-        return summary
+        return (summary, began)
+    }
+
+    private func claim(_ count: Int) throws -> [(MerchantOrderNo, Int)] {
+        let rows = try pool.withConnection { c in
+            try c.query(Self.claimSQL, [.int(PollPolicy.maxAgeSeconds), .int(Int64(count)), .int(Self.leaseSeconds),
+                                        Self.pollableStatuses])
+        }
+        return try (0..<rows.count).compactMap { r in
+            // An order number the core refuses cannot have been stored; skip it rather than stall.
+            guard let no = try? MerchantOrderNo(try rows.string(r, "merchant_order_no")) else { return nil }
+            return (no, Int(try rows.int64(r, "attempts")))
+        }
+    }
+
+    /// Gives claimed orders back (a stop in the middle of a claim): due again at once.
+    private func release(_ numbers: [MerchantOrderNo]) throws {
+        guard !numbers.isEmpty else { return }
+        try pool.withConnection { c in
+            try c.query("UPDATE ledger.polls SET next_poll_at = now() WHERE merchant_order_no = ANY($1::text[])",
+                        [.text("{" + numbers.map { "\"" + $0.value + "\"" }.joined(separator: ",") + "}")])
+        }
     }
 
     /// Asks about one order and records the answer; true when it was a new event.
@@ -72,6 +105,10 @@ struct Poller: Sendable {
         }
     }
 
+    /// The statuses `PollPolicy.wantsPolling`, as a PostgreSQL array.
+    static let pollableStatuses = SQLValue.text("{" + OrderStatus.allCases.filter(PollPolicy.wantsPolling)
+        .map { String($0.rawValue) }.joined(separator: ",") + "}")
+
     /// Orders a poll can still change: web3, not paid or expired, created within the
     /// poller's horizon; those updated since `$1` and not yet enrolled are due at once.
     static let enrolSQL = """
@@ -82,6 +119,15 @@ struct Poller: Sendable {
            AND o.provider = 'web3' AND o.status = ANY($3::smallint[])
            AND coalesce(o.created_at, o.updated_at) >= now() - make_interval(secs => $2)
         ON CONFLICT (merchant_order_no) DO NOTHING
+        """
+
+    /// Due rows whose order no poll can change any more (paid, expired, too old).
+    static let forgetSQL = """
+        DELETE FROM ledger.polls p
+         USING ledger.orders o
+         WHERE p.next_poll_at <= now() AND o.merchant_order_no = p.merchant_order_no
+           AND NOT (o.provider = 'web3' AND o.status = ANY($2::smallint[])
+                    AND coalesce(o.created_at, o.updated_at) >= now() - make_interval(secs => $1))
         """
 
     /// The due orders, oldest due first, each leased for `$3` seconds.

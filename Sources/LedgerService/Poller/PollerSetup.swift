@@ -19,30 +19,36 @@ extension Poller {
 }
 
 /// `ledger serve`'s poller: a pass every `intervalSeconds` on a thread of its own, until
-/// `stop`. A pass looks for newly pollable orders among those updated since a minute
-/// before the last pass began (the first pass: the poller's whole horizon).
+/// stopped. A pass looks for newly pollable orders among those updated since a minute
+/// before the last pass began (PostgreSQL's clock; the first pass: the whole horizon).
 final class PollerLoop: Sendable {
     private let poller: Poller
     private let intervalSeconds: Double
-    private let stopping = Mutex(false)
-    private let started = Mutex(false)
+    private let state = Mutex(Phase.idle)
     private let wake = NSCondition()
     private let finished = DispatchSemaphore(value: 0)
+
+    private enum Phase { case idle, running, stopping, stopped }
 
     init(poller: Poller, intervalSeconds: Double = 5) {
         self.poller = poller
         self.intervalSeconds = intervalSeconds
     }
 
+    private var isStopping: Bool { state.withLock { $0 != .running } }
+
     func start() {
-        guard started.withLock({ s -> Bool in defer { s = true }; return !s }) else { return }
+        guard state.withLock({ phase -> Bool in
+            guard phase == .idle else { return false }
+            phase = .running
+            return true
+        }) else { return }
         let thread = Thread { [self] in
             Thread.current.name = "ledger-poller"
-            var since = Timestamp(microseconds: Timestamp.now().microseconds - PollPolicy.maxAgeSeconds * 1_000_000)
-            while !stopping.withLock({ $0 }) {
-                let began = Timestamp.now()
+            var since: Timestamp?
+            while !isStopping {
                 do {
-                    let summary = try poller.pass(since: since)
+                    let (summary, began) = try poller.pass(since: since, stopping: { self.isStopping })
                     since = Timestamp(microseconds: began.microseconds - 60_000_000)
                     if summary.polled > 0 {
                         poller.logger.info("poller pass", [("polled", .int(summary.polled)), ("recorded", .int(summary.recorded)),
@@ -50,10 +56,10 @@ final class PollerLoop: Sendable {
                     }
                 } catch {
                     poller.logger.warning("a poller pass failed; the next one tries again",
-                                          [("error", .string(String(describing: error)))])
+                                          [("error", .string(poller.gateway.redacted(String(describing: error))))])
                 }
                 wake.lock()
-                if !stopping.withLock({ $0 }) { _ = wake.wait(until: Date(timeIntervalSinceNow: intervalSeconds)) }
+                if !isStopping { _ = wake.wait(until: Date(timeIntervalSinceNow: intervalSeconds)) }
                 wake.unlock()
             }
             finished.signal()
@@ -61,13 +67,27 @@ final class PollerLoop: Sendable {
         thread.start()
     }
 
-    /// Ends the loop after the pass in progress (each query is bounded by the gateway's timeout).
-    func stop() {
-        stopping.withLock { $0 = true }
-        guard started.withLock({ $0 }) else { return }
+    /// Asks the loop to end after the order it is asking about (each query is bounded by
+    /// the gateway's timeout); returns at once. `waitUntilStopped` waits for it.
+    func requestStop() {
+        let wasRunning = state.withLock { phase -> Bool in
+            defer { if phase == .running || phase == .idle { phase = phase == .running ? .stopping : .stopped } }
+            return phase == .running
+        }
+        guard wasRunning else { return }
         wake.lock()
         wake.signal()
         wake.unlock()
-        finished.wait()
+    }
+
+    /// Waits for the loop's thread to end (at once when it never ran or already ended).
+    func waitUntilStopped() {
+        requestStop()
+        let mustWait = state.withLock { phase -> Bool in
+            guard phase == .stopping else { return false }
+            phase = .stopped
+            return true
+        }
+        if mustWait { finished.wait() }
     }
 }

@@ -11,20 +11,33 @@ import Synchronization
 struct Web3Gateway: Sendable {
     let endpoint: URL
     let apiKey: String
-    let timeoutSeconds: Double
 
-    init(base: String, apiKey: String, timeoutSeconds: Double = 10) throws {
-        guard let url = URL(string: base), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
-              url.host != nil else {
-            throw ConfigurationError.invalid("LEDGER_WEB3_API_BASE", value: base, hint: "give the gateway's http(s) base URL")
+    /// How long one query may take.
+    static let timeoutSeconds: Double = 10
+
+    /// `base` must be https, or http on a loopback host (a gateway on this machine, tests):
+    /// the key must not cross a network in clear.
+    init(base: String, apiKey: String) throws {
+        guard let url = URL(string: base), let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased(),
+              scheme == "https" || (scheme == "http" && Self.isLoopback(host)) else {
+            throw ConfigurationError.invalid("LEDGER_WEB3_API_BASE", value: base,
+                                             hint: "give the gateway's https base URL (http only on a loopback host)")
         }
         endpoint = url.appendingPathComponent("api/pay/open/queryOrder")
         self.apiKey = apiKey
-        self.timeoutSeconds = timeoutSeconds
+    }
+
+    private static func isLoopback(_ host: String) -> Bool {
+        host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
+    }
+
+    /// `text` with the key replaced: a gateway may echo it back in an error.
+    func redacted(_ text: String) -> String {
+        apiKey.isEmpty ? text : text.replacingOccurrences(of: apiKey, with: "[redacted]")
     }
 
     func queryOrder(_ no: MerchantOrderNo) throws -> [UInt8] {
-        var request = URLRequest(url: endpoint, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeoutSeconds)
+        var request = URLRequest(url: endpoint, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: Self.timeoutSeconds)
         request.httpMethod = "POST"
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         request.setValue(apiKey, forHTTPHeaderField: "X-Pay-Api-Key")
@@ -44,21 +57,22 @@ struct Web3Gateway: Sendable {
             done.signal()
         }
         task.resume()
-        guard done.wait(timeout: .now() + timeoutSeconds + 2) == .success else {
+        guard done.wait(timeout: .now() + Self.timeoutSeconds + 2) == .success else {
             task.cancel()
-            throw GatewayError.timedOut(timeoutSeconds)
+            throw GatewayError.timedOut(Self.timeoutSeconds)
         }
         let (status, body) = try answer.withLock { $0 }!.get()
-        guard (200..<300).contains(status) else { throw GatewayError.status(status, Self.excerpt(body)) }
+        guard (200..<300).contains(status) else { throw GatewayError.status(status, redacted(Self.excerpt(body))) }
         return body
     }
 
-    /// No cookies, no cache: each query stands alone.
+    /// No cookies, no cache, no redirects (the key would follow them to another host):
+    /// each query stands alone, and a 3xx is an error.
     private static let session: URLSession = {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.httpCookieStorage = nil
         configuration.urlCache = nil
-        return URLSession(configuration: configuration)
+        return URLSession(configuration: configuration, delegate: NoRedirects(), delegateQueue: nil)
     }()
 
     private static func excerpt(_ body: [UInt8]) -> String {
@@ -79,5 +93,13 @@ enum GatewayError: Error, CustomStringConvertible {
         case .status(let code, let body): return "the gateway answered HTTP \(code): \(body)"
         case .timedOut(let seconds): return "the gateway did not answer within \(Int(seconds)) s"
         }
+    }
+}
+
+/// Refuses every redirect: the response itself comes back.
+private final class NoRedirects: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
+    func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+                    newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void) {
+        completionHandler(nil)
     }
 }
