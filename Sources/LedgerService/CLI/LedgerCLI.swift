@@ -30,6 +30,7 @@ public struct LedgerCLI {
           rebuild                                 rebuild the read models from the events
           export orders|events --from T --to T [--format csv|jsonl] [--out FILE]   accounting exports
           poll --once                             one pass of the web3 poller over the orders that are due
+          quarantine prune --before TIME          delete old rejected deliveries and give their space back
 
         Configuration comes from the environment (DATABASE_URL, LEDGER_*); see README.md.
         Every command takes --help.
@@ -38,7 +39,7 @@ public struct LedgerCLI {
     public func run(_ arguments: [String]) -> Int32 {
         do {
             guard let command = arguments.first else {
-                errorOutput("ledger: no command given; `ledger --help` lists them (migrate, serve, token, replay, verify, rebuild, export, poll)")
+                errorOutput("ledger: no command given; `ledger --help` lists them (migrate, serve, token, replay, verify, rebuild, export, poll, quarantine)")
                 return 64
             }
             guard command != "--help", command != "-h", command != "help" else {
@@ -55,6 +56,7 @@ public struct LedgerCLI {
             case "replay": return try ReplayCommand(cli: self).run(rest)
             case "export": return try ExportCommand(cli: self).run(rest)
             case "poll": return try PollCommand(cli: self).run(rest)
+            case "quarantine": return try QuarantineCommand(cli: self).run(rest)
             default:
                 if let extra = extraCommands[command] { return try extra(self, rest) }
                 throw CLIError.usage("unknown command \(command)")
