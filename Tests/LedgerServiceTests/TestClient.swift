@@ -53,9 +53,13 @@ final class TestConnection: @unchecked Sendable {
     let fd: Int32
     private var buffer: [UInt8] = []
 
-    init(port: Int, receiveTimeout: Double = 20) throws {
+    /// `receiveBufferBytes`: a small receive window, set before connecting (a slow reader).
+    init(port: Int, receiveTimeout: Double = 20, receiveBufferBytes: Int32? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw ClientError.io("socket: errno \(errno)") }
+        if var size = receiveBufferBytes {
+            _ = setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = UInt16(port).bigEndian

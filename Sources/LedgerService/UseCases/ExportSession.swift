@@ -94,6 +94,7 @@ final class ExportSession {
     // MARK: the transaction
 
     private func begin() throws {
+        try connection.query("SET application_name = 'ledger export'")   // pg_stat_activity names it
         try connection.query("SET lock_timeout = '\(Self.lockWaitSeconds)s'")
         try waitUntilNoAppendCanRecordBeforeTo()
         try connection.beginSpanningTransaction("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
