@@ -11,7 +11,18 @@ public struct MerchantOrderNo: Sendable, Hashable, Comparable, CustomStringConve
     public var description: String { value }
 
     /// The event stream that holds this order's events.
-    public var stream: String { "order-" + value }
+    public var stream: String { Self.streamPrefix + value }
+
+    /// How every order's stream name begins.
+    public static let streamPrefix = "order-"
+
+    /// The order whose stream this is, or nil for another stream (an enrollment's).
+    public init?(stream: String) {
+        guard stream.hasPrefix(Self.streamPrefix), let no = try? MerchantOrderNo(String(stream.dropFirst(Self.streamPrefix.count))) else {
+            return nil
+        }
+        self = no
+    }
 
     public static func < (a: MerchantOrderNo, b: MerchantOrderNo) -> Bool { a.value < b.value }
 

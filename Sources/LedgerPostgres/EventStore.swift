@@ -190,6 +190,21 @@ public struct EventStore: Sendable {
         return Dictionary(grouping: try Self.events(result), by: \.stream)
     }
 
+    /// Many streams' events below `position`, in ledger order, without raw bodies, by
+    /// stream (one round trip: an events export folds a batch's new orders with it).
+    public func readForReplay(streams: [String], below position: Int64, on connection: PostgresConnection) throws -> [String: [StoredEvent]] {
+        if streams.isEmpty { return [:] }
+        let result = try connection.query("""
+            SELECT position, event_id::text AS event_id, stream, stream_version, type, source, payload::text AS payload,
+                   NULL::bytea AS raw, metadata::text AS metadata, idempotency_key,
+                   ledger.micros(recorded_at) AS recorded_us, ledger.micros(observed_at) AS observed_us, hash
+              FROM ledger.events
+             WHERE stream = ANY($1::text[]) AND position < $2
+             ORDER BY position
+            """, [ChainAppend.textArray(streams), .int(position)])
+        return Dictionary(grouping: try Self.events(result), by: \.stream)
+    }
+
     /// The newest event's position and hash; (0, 32 zero bytes) when empty.
     public func head(on connection: PostgresConnection) throws -> (position: Int64, hash: [UInt8]) {
         let result = try connection.query("SELECT position, hash FROM ledger.events ORDER BY position DESC LIMIT 1")

@@ -23,7 +23,7 @@ final class ExportSession {
     private let connection: PostgresConnection
     private var manifest: ExportManifest
     private var head: (position: Int64, hash: [UInt8]) = (0, [])
-    private var statuses = StatusTracker()
+    private var statuses: StatusTracker
     private var state = Phase.fresh
 
     private enum Phase { case fresh, reading, done }
@@ -31,10 +31,13 @@ final class ExportSession {
     /// Rows fetched a round trip at a time.
     static let batchRows = 1_000
     /// Order streams whose state is kept between events of an events export.
-    static let cachedStreams = 10_000
+    static let defaultCachedStreams = 10_000
     static let cursor = "export_rows"
 
-    init(kind: ExportKind, from: Timestamp, to: Timestamp, format: ExportFormat, connection: PostgresConnection) {
+    /// `cachedStreams`: how many order states an events export keeps (memory stays bounded).
+    init(kind: ExportKind, from: Timestamp, to: Timestamp, format: ExportFormat, connection: PostgresConnection,
+         cachedStreams: Int = ExportSession.defaultCachedStreams) {
+        statuses = StatusTracker(capacity: max(1, cachedStreams))
         self.kind = kind
         self.from = from
         self.to = to
@@ -131,7 +134,9 @@ final class ExportSession {
             return try OrderReadModel().fetchStates(cursor: Self.cursor, count: Self.batchRows, on: connection)
                 .map { ExportRow(order: try asOfPeriodEnd($0)) }
         case .events:
-            return try EventStore().fetch(cursor: Self.cursor, count: Self.batchRows, on: connection).map { stored in
+            let batch = try EventStore().fetch(cursor: Self.cursor, count: Self.batchRows, on: connection)
+            try statuses.prepare(for: batch, on: connection)
+            return try batch.map { stored in
                 let recorded = try EventMapping.recorded(stored)
                 return ExportRow(event: ExportedEvent(
                     position: stored.position, recordedAt: stored.recordedAt, observedAt: stored.observedAt,
@@ -158,10 +163,27 @@ final class ExportSession {
     }
 
     /// Each order's status after each of its events, folding in ledger order: states are
-    /// kept for the streams seen lately, and a stream met for the first time (or again
-    /// after the cache was emptied) is folded from its earlier events.
+    /// kept for the streams seen lately; the order streams of a batch not among them are
+    /// folded from their events before the batch, all in one query (`prepare`).
     private struct StatusTracker {
+        let capacity: Int
         var states: [String: OrderState] = [:]
+
+        mutating func prepare(for batch: [StoredEvent], on c: PostgresConnection) throws {
+            guard let first = batch.first?.position else { return }
+            let orders = Set(batch.map(\.stream).filter { $0.hasPrefix(MerchantOrderNo.streamPrefix) })
+            var missing = orders.filter { states[$0] == nil }
+            guard !missing.isEmpty else { return }
+            if states.count + missing.count > capacity {
+                states.removeAll(keepingCapacity: true)   // memory stays bounded; the batch's orders are folded again
+                missing = orders
+            }
+            let earlier = try EventStore().readForReplay(streams: Array(missing), below: first, on: c)
+            for stream in missing {
+                guard let no = MerchantOrderNo(stream: stream) else { continue }
+                states[stream] = OrderState.replay(no, try (earlier[stream] ?? []).map(EventMapping.recorded))
+            }
+        }
 
         mutating func after(_ event: RecordedEvent, on c: PostgresConnection) throws -> OrderStatus? {
             guard let no = event.event.merchantOrderNo else { return nil }
@@ -169,9 +191,9 @@ final class ExportSession {
             if let known = states[no.stream] {
                 state = known
             } else {
+                // Not prepared (an event whose stream name does not say it is an order's).
                 let earlier = try EventStore().readForReplay(stream: no.stream, below: event.position, on: c)
                 state = OrderState.replay(no, try earlier.map(EventMapping.recorded))
-                if states.count >= ExportSession.cachedStreams { states.removeAll(keepingCapacity: true) }
             }
             OrderState.reduce(into: &state, event)
             states[no.stream] = state
