@@ -151,16 +151,22 @@ final class PollerTests {
         #expect(notURL.errorLines.count == 1 && notURL.errorLines[0].contains("LEDGER_WEB3_API_BASE"), "\(notURL.errorLines)")
     }
 
-    @Test("ledger serve polls by itself: an order registered while it runs is found paid from the gateway's answer")
-    func servePolls() throws {
-        let db = try TestDatabase.create("pollserve")
-        defer { LedgerFixture.drop(db) }
+    /// A real `ledger serve` on `db` with the poller on (this suite's gateway), and an ingest token.
+    func servePolling(_ db: TestDatabase) throws -> (ServeProcess, String) {
         let c = try db.connect()
         let ingest = try TokenIssuer().create(role: .ingest, name: "backend", expiresAt: nil, on: c)
         c.close()
         let server = try ServeProcess(databaseURL: db.url, environment: ["LEDGER_WEB3_API_BASE": gateway.base])
-        defer { _ = server.signal(SIGTERM) }
         #expect(server.waitUntilServing(within: 20), "ledger serve did not come up: \(server.logText)")
+        return (server, ingest)
+    }
+
+    @Test("ledger serve polls by itself: an order registered while it runs is found paid from the gateway's answer")
+    func servePolls() throws {
+        let db = try TestDatabase.create("pollserve")
+        defer { LedgerFixture.drop(db) }
+        let (server, ingest) = try servePolling(db)
+        defer { _ = server.signal(SIGTERM) }
         gateway.answer("SP-1", status: 4, extra: #","amount":"40""#)
         let client = HTTPClient(port: server.port)
         #expect(try client.post("/v1/orders", token: ingest,
@@ -190,12 +196,8 @@ final class PollerTests {
     func stopDuringAPass() throws {
         let db = try TestDatabase.create("pollstop")
         defer { LedgerFixture.drop(db) }
-        let c = try db.connect()
-        let ingest = try TokenIssuer().create(role: .ingest, name: "backend", expiresAt: nil, on: c)
-        c.close()
         gateway.delay.with { $0 = 3 }
-        let server = try ServeProcess(databaseURL: db.url, environment: ["LEDGER_WEB3_API_BASE": gateway.base])
-        #expect(server.waitUntilServing(within: 20), "ledger serve did not come up: \(server.logText)")
+        let (server, ingest) = try servePolling(db)
         let client = HTTPClient(port: server.port)
         for i in 0..<6 {
             #expect(try client.post("/v1/orders", token: ingest,
