@@ -90,9 +90,15 @@ public enum BanxaWebhook {
 
     /// Maps a verified body to a status observation, or to an adjustment for `refunded`.
     public static func event(body: [UInt8], verification: WebhookVerification, receivedAt: Timestamp) throws(CoreError) -> LedgerEvent {
-        let (_, f) = try FieldReader.parseObject(body, what: "webhook body")
-        return try BanxaMapping.event(f, source: .webhook, observedAt: nil, receivedAt: receivedAt,
-                                      idempotencyKey: { _ in WebhookAuth.bodyKey(provider, body) }, keyId: verification.keyId)
+        let (_, f, leftOut) = try ProviderBody.parseObject(body, what: "webhook body", mapped: BanxaMapping.fields)
+        var event = try BanxaMapping.event(f, source: .webhook, observedAt: nil, receivedAt: receivedAt,
+                                           idempotencyKey: { _ in WebhookAuth.bodyKey(provider, body) }, keyId: verification.keyId)
+        switch event {
+        case .observed(var o): o.leftOut = leftOut; event = .observed(o)
+        case .adjustment(var a): a.leftOut = leftOut; event = .adjustment(a)
+        default: break
+        }
+        return event
     }
 
     /// Verify then map: the one call the webhook endpoint needs.
@@ -108,6 +114,13 @@ public enum BanxaWebhook {
 /// Banxa order fields (v2 webhook body, or an order the merchant fetched) to events.
 /// The events hold the mapped fields only: the provider's body itself is the event's raw bytes.
 enum BanxaMapping {
+    /// The body's fields that `event` reads: a body whose parse had to change one of
+    /// them is refused (`ProviderBody`).
+    static let fields: Set<String> = [
+        "external_id", "status", "status_date", "updated_at", "crypto_amount", "fiat_amount",
+        "crypto_coin", "fiat_currency", "order_id", "transaction_hash",
+    ]
+
     static func event(_ f: FieldReader, source: EventSource, observedAt given: Timestamp?,
                       receivedAt: Timestamp, idempotencyKey keyFor: (Timestamp) -> String, keyId: String?,
                       orderNo: MerchantOrderNo? = nil) throws(CoreError) -> LedgerEvent {

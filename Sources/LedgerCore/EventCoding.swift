@@ -82,13 +82,21 @@ extension LedgerEvent {
         }
     }
 
-    /// Receipt details for the `metadata` column: which key verified a webhook.
+    /// Receipt details for the `metadata` column: which key verified a webhook, and what
+    /// of its body the parsed form could not hold (`leftOut`, only when something was).
     public var metadata: JSONValue {
         switch self {
-        case .observed(let e): return .object(dropNils: [("keyId", e.keyId.map(JSONValue.string))])
-        case .adjustment(let e): return .object(dropNils: [("keyId", e.keyId.map(JSONValue.string))])
+        case .observed(let e): return Self.receiptMetadata(keyId: e.keyId, leftOut: e.leftOut)
+        case .adjustment(let e): return Self.receiptMetadata(keyId: e.keyId, leftOut: e.leftOut)
         default: return .object([])
         }
+    }
+
+    private static func receiptMetadata(keyId: String?, leftOut: [JSONAlteration]) -> JSONValue {
+        .object(dropNils: [
+            ("keyId", keyId.map(JSONValue.string)),
+            ("leftOut", leftOut.isEmpty ? nil : .array(leftOut.map(\.json))),
+        ])
     }
 
     /// Rebuilds an event from the stored `type`, `payload`, `observed_at` and, when

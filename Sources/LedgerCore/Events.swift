@@ -70,6 +70,9 @@ public struct StatusObservation: Sendable, Hashable {
     public var reason: String?
     /// Which configured key verified a webhook (a fingerprint, never the key).
     public var keyId: String?
+    /// What the parsed form of the provider's body lacks (`JSONAlteration`): parts jsonb
+    /// cannot hold, outside the mapped fields. Kept in the metadata, beside `keyId`.
+    public var leftOut: [JSONAlteration] = []
     /// The provider's body or response, as events recorded before the adapters stopped
     /// copying it here held it (the raw bytes beside the event have it byte for byte).
     /// Read back from such events; nil in every event made now.
@@ -145,6 +148,8 @@ public struct Adjustment: Sendable, Hashable {
     public var observedAt: Timestamp
     public var providerOrderId: String?
     public var keyId: String?
+    /// As `StatusObservation.leftOut`.
+    public var leftOut: [JSONAlteration] = []
     /// As `StatusObservation.body`: only in events recorded before it was dropped.
     public var body: JSONValue?
     public var idempotencyKey: String

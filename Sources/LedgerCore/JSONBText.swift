@@ -137,57 +137,52 @@ public enum JSONBText {
     /// A JSON number literal as PostgreSQL's numeric prints it: the exponent
     /// applied, display scale = fraction digits minus exponent (at least 0),
     /// leading zeros dropped, no negative zero. Nil if it is not a JSON number,
-    /// or if numeric would refuse it (an exponent beyond +-1000, as numeric_in).
+    /// or if numeric would refuse it (`NumericRange`). Linear in the printed length.
     public static func numeric(_ literal: String) -> String? {
-        guard literal.utf8.count <= 4096, JSONSerializer.isValidNumberLiteral(literal) else { return nil }
+        var copy = literal
+        return copy.withUTF8 { numeric($0) }
+    }
+
+    static func numeric(_ b: UnsafeBufferPointer<UInt8>) -> String? {
+        guard let shape = NumericRange.shape(b), shape.fits else { return nil }
+        let negative = b.first == UInt8(ascii: "-")
+        let hasExponent = shape.integerDigits + shape.fractionDigits + (shape.fractionDigits > 0 ? 1 : 0) + (negative ? 1 : 0) != b.count
         // Without an exponent a JSON number prints as written (the grammar allows no
         // leading zeros, and numeric keeps the fraction's digits), but for negative zero.
-        if !literal.utf8.contains(where: { $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }),
-           literal.utf8.first != UInt8(ascii: "-")
-            || literal.utf8.contains(where: { $0 >= UInt8(ascii: "1") && $0 <= UInt8(ascii: "9") }) {
-            return literal
+        if !hasExponent && (!negative || shape.firstNonZero != nil) {
+            return String(decoding: b, as: UTF8.self)
         }
-        var b = Substring(literal)
-        var negative = false
-        if b.first == "-" { negative = true; b = b.dropFirst() }
-        var mantissa = b
-        var exponent = 0
-        if let e = b.firstIndex(where: { $0 == "e" || $0 == "E" }) {
-            mantissa = b[..<e]
-            guard let x = Int(b[b.index(after: e)...].drop(while: { $0 == "+" })), abs(x) <= 1000 else { return nil }
-            exponent = x
+        // The written digits, integer part then fraction, without the point.
+        var digits = [UInt8]()
+        digits.reserveCapacity(shape.integerDigits + shape.fractionDigits)
+        let start = negative ? 1 : 0
+        for k in start..<(start + shape.integerDigits) { digits.append(b[k]) }
+        let fractionStart = start + shape.integerDigits + 1
+        if shape.fractionDigits > 0 { for k in fractionStart..<(fractionStart + shape.fractionDigits) { digits.append(b[k]) } }
+
+        let point = shape.integerDigits + shape.exponent   // digits before the decimal point
+        let scale = shape.scale
+        var out = [UInt8]()
+        out.reserveCapacity(max(point, 1) + scale + 2)
+        if negative && shape.firstNonZero != nil { out.append(UInt8(ascii: "-")) }
+        // The whole part: the digits before `point` (zero-padded past the written ones),
+        // leading zeros dropped, "0" when nothing is left.
+        let wholeStart = out.count
+        if point > 0 {
+            for k in 0..<point {
+                let d = k < digits.count ? digits[k] : 48
+                if out.count == wholeStart && d == 48 { continue }
+                out.append(d)
+            }
         }
-        let intPart: Substring
-        let fracPart: Substring
-        if let dot = mantissa.firstIndex(of: ".") {
-            intPart = mantissa[..<dot]
-            fracPart = mantissa[mantissa.index(after: dot)...]
-        } else {
-            intPart = mantissa
-            fracPart = ""
+        if out.count == wholeStart { out.append(48) }
+        // The fraction: `scale` digits from `point` on (zeros before the written digits, and after them).
+        if scale > 0 {
+            out.append(UInt8(ascii: "."))
+            for k in point..<(point + scale) {
+                out.append(k >= 0 && k < digits.count ? digits[k] : 48)
+            }
         }
-        let digits = Array(intPart.utf8) + Array(fracPart.utf8)
-        let scale = max(0, fracPart.count - exponent)
-        let point = intPart.count + exponent          // digits before the decimal point
-        var whole: [UInt8]
-        var fraction: [UInt8]
-        if point <= 0 {
-            whole = [48]
-            fraction = [UInt8](repeating: 48, count: -point) + digits
-        } else if point >= digits.count {
-            whole = digits + [UInt8](repeating: 48, count: point - digits.count)
-            fraction = []
-        } else {
-            whole = Array(digits[..<point])
-            fraction = Array(digits[point...])
-        }
-        if fraction.count < scale { fraction += [UInt8](repeating: 48, count: scale - fraction.count) }
-        if fraction.count > scale { fraction = Array(fraction[..<scale]) }   // only trailing zeros are cut
-        while whole.count > 1 && whole.first == 48 { whole.removeFirst() }
-        let isZero = whole.allSatisfy { $0 == 48 } && fraction.allSatisfy { $0 == 48 }
-        var out = (negative && !isZero) ? "-" : ""
-        out += String(decoding: whole, as: UTF8.self)
-        if !fraction.isEmpty { out += "." + String(decoding: fraction, as: UTF8.self) }
-        return out
+        return String(decoding: out, as: UTF8.self)
     }
 }

@@ -22,10 +22,14 @@ public struct JSONError: Error, Hashable, Sendable, CustomStringConvertible {
     public var kind: Kind
     /// Byte offset into the input.
     public var offset: Int
+    /// Where in the document it happened, as `payload.items[2].n` (`JSONPath`); empty
+    /// for the top level, nil when not located.
+    public var path: String?
 
-    public init(_ kind: Kind, at offset: Int) {
+    public init(_ kind: Kind, at offset: Int, path: String? = nil) {
         self.kind = kind
         self.offset = offset
+        self.path = path
     }
 
     public var message: String {
@@ -41,11 +45,13 @@ public struct JSONError: Error, Hashable, Sendable, CustomStringConvertible {
         case .loneSurrogate: what = "a \\u escape is half of a surrogate pair"
         case .nulCharacter: what = "a string holds \\u0000, which the ledger cannot store"
         case .invalidNumber: what = "a number is not written as JSON allows"
-        case .numberOutOfRange: what = "a number is too long or its exponent too large"
+        case .numberOutOfRange:
+            what = "a number is beyond what PostgreSQL numeric holds (\(NumericRange.maxIntegerDigits) digits before the point, \(NumericRange.maxFractionDigits) after)"
         case .tooDeep(let limit): what = "values are nested more than \(limit) levels deep"
         case .duplicateKey(let key): what = "an object repeats the key \(CoreError.quote(key))"
         case .trailingData: what = "there is more data after the JSON value"
         }
+        if let path, !path.isEmpty { return "\(what) in \(path) (at byte \(offset))" }
         return "\(what) (at byte \(offset))"
     }
 

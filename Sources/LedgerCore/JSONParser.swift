@@ -4,7 +4,8 @@
 /// PostgreSQL jsonb and read by auditors: it refuses invalid UTF-8, lone
 /// surrogates, `\u0000` (jsonb cannot hold it), duplicate object keys (two
 /// readers could pick different values), numbers PostgreSQL numeric cannot
-/// hold, nesting deeper than `maxDepth`, and anything after the value.
+/// hold (`NumericRange`), nesting deeper than `maxDepth`, and anything after
+/// the value. Whatever it accepts, jsonb holds and the parser reads back.
 public enum JSONParser {
     /// Nesting accepted from requests.
     public static let maxDepth = 64
@@ -12,18 +13,47 @@ public enum JSONParser {
     /// order states): they embed a request's JSON a few levels deeper than it arrived,
     /// so what was accepted at the door must always read back.
     public static let storedMaxDepth = 2 * maxDepth
-    /// Longest number literal accepted; amounts are far shorter.
-    public static let maxNumberLength = 256
-    /// Largest exponent magnitude accepted (PostgreSQL numeric holds about 131072 digits).
-    public static let maxExponent = 1000
 
     public static func parse(_ bytes: [UInt8], maxDepth limit: Int = maxDepth) throws(JSONError) -> JSONValue {
         let result: Result<JSONValue, JSONError> = bytes.withUnsafeBufferPointer { buf in
-            var reader = Reader(buf, limit: limit)
+            var reader = Reader(buf, limit: limit, lenient: false)
             do throws(JSONError) {
                 return .success(try reader.document())
             } catch {
-                return .failure(error)
+                var located = error
+                located.path = JSONPath.locate(offset: error.offset, in: buf).description
+                return .failure(located)
+            }
+        }
+        return try result.get()
+    }
+
+    /// Parses a provider's signed body, which the ledger must record even where jsonb
+    /// cannot hold a part of it (providers.md: keep what the provider sent). Strict
+    /// where the bytes are not JSON at all; for the rest, what jsonb cannot hold is
+    /// changed and each change listed (`JSONAlteration`): `\u0000`, a lone surrogate
+    /// and bytes that are not UTF-8 become U+FFFD, a value nested deeper than `maxDepth`
+    /// or a number numeric cannot hold becomes null, and of a repeated key the last
+    /// value is kept (as jsonb keeps it). The caller decides whether a changed field
+    /// matters. Costs nothing extra for a body the strict parse accepts.
+    public static func parseLenient(_ bytes: [UInt8], maxDepth limit: Int = maxDepth) throws(JSONError) -> (JSONValue, [JSONAlteration]) {
+        do throws(JSONError) {
+            return (try parse(bytes, maxDepth: limit), [])
+        } catch {
+            switch error.kind {
+            case .nulCharacter, .loneSurrogate, .invalidUTF8, .tooDeep, .duplicateKey, .numberOutOfRange: break
+            default: throw error
+            }
+        }
+        let result: Result<(JSONValue, [JSONAlteration]), JSONError> = bytes.withUnsafeBufferPointer { buf in
+            var reader = Reader(buf, limit: limit, lenient: true)
+            do throws(JSONError) {
+                let value = try reader.document()
+                return .success((value, reader.alterations))
+            } catch {
+                var located = error
+                located.path = JSONPath.locate(offset: error.offset, in: buf).description
+                return .failure(located)
             }
         }
         return try result.get()
@@ -34,10 +64,22 @@ public enum JSONParser {
         var i = 0
         var depth = 0
         let limit: Int
+        /// Lenient mode (`parseLenient`): what jsonb cannot hold is changed and noted.
+        let lenient: Bool
+        var alterations: [JSONAlteration] = []
+        /// The path being read, kept in lenient mode only.
+        var path: [JSONPath.Component] = []
 
-        init(_ b: UnsafeBufferPointer<UInt8>, limit: Int) {
+        init(_ b: UnsafeBufferPointer<UInt8>, limit: Int, lenient: Bool) {
             self.b = b
             self.limit = limit
+            self.lenient = lenient
+        }
+
+        mutating func note(_ kind: JSONAlteration.Kind) {
+            let here = JSONPath(path)
+            if alterations.last?.path == here && alterations.last?.kind == kind { return }
+            alterations.append(JSONAlteration(kind: kind, path: here))
         }
 
         mutating func document() throws(JSONError) -> JSONValue {
@@ -61,13 +103,27 @@ public enum JSONParser {
         mutating func value() throws(JSONError) -> JSONValue {
             guard i < b.count else { throw JSONError(.unexpectedEnd, at: i) }
             switch b[i] {
-            case UInt8(ascii: "{"): return try object()
-            case UInt8(ascii: "["): return try array()
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                if lenient && depth + 1 > limit {
+                    try skipContainer()
+                    note(.tooDeep(limit: limit))
+                    return .null
+                }
+                return b[i] == UInt8(ascii: "{") ? try object() : try array()
             case UInt8(ascii: "\""): return .string(try string())
             case UInt8(ascii: "t"): try literal("true"); return .bool(true)
             case UInt8(ascii: "f"): try literal("false"); return .bool(false)
             case UInt8(ascii: "n"): try literal("null"); return .null
-            case UInt8(ascii: "-"), 48...57: return .number(try number())
+            case UInt8(ascii: "-"), 48...57:
+                if lenient {
+                    do throws(JSONError) {
+                        return .number(try number())
+                    } catch where error.kind == .numberOutOfRange {
+                        note(.numberOutOfRange)
+                        return .null
+                    }
+                }
+                return .number(try number())
             default:
                 if b[i] >= 0x80 { throw JSONError(validUTF8Length(at: i) == nil ? .invalidUTF8 : .unexpectedByte(b[i]), at: i) }
                 throw JSONError(.unexpectedByte(b[i]), at: i)
@@ -97,7 +153,9 @@ public enum JSONParser {
             if i < b.count && b[i] == UInt8(ascii: "]") { i += 1; depth -= 1; return .array(items) }
             while true {
                 skipSpace()
+                if lenient { path.append(.index(items.count)) }
                 items.append(try value())
+                if lenient { path.removeLast() }
                 skipSpace()
                 guard i < b.count else { throw JSONError(.unexpectedEnd, at: i) }
                 if b[i] == UInt8(ascii: ",") { i += 1; continue }
@@ -121,20 +179,31 @@ public enum JSONParser {
                 guard i < b.count else { throw JSONError(.unexpectedEnd, at: i) }
                 guard b[i] == UInt8(ascii: "\"") else { throw JSONError(.unexpectedByte(b[i]), at: i) }
                 let keyOffset = i
+                if lenient { path.append(.key("")) }
                 let key = try string()
+                if lenient { path[path.count - 1] = .key(key) }
                 // Linear scan while small (typical bodies), a set once objects grow.
+                var repeated = false
                 if fields.count < 16 {
-                    for (k, _) in fields where k == key { throw JSONError(.duplicateKey(key), at: keyOffset) }
+                    for (k, _) in fields where k == key { repeated = true; break }
                 } else {
                     if seen == nil { seen = Set(fields.map { $0.0 }) }
-                    if !seen!.insert(key).inserted { throw JSONError(.duplicateKey(key), at: keyOffset) }
+                    if !seen!.insert(key).inserted { repeated = true }
                 }
+                if repeated && !lenient { throw JSONError(.duplicateKey(key), at: keyOffset) }
                 skipSpace()
                 guard i < b.count else { throw JSONError(.unexpectedEnd, at: i) }
                 guard b[i] == UInt8(ascii: ":") else { throw JSONError(.unexpectedByte(b[i]), at: i) }
                 i += 1
                 skipSpace()
-                fields.append((key, try value()))
+                let member = try value()
+                if repeated {
+                    // As jsonb does: the last value of a repeated key is the one kept.
+                    note(.repeatedKey)
+                    fields.removeAll { $0.0 == key }
+                }
+                if lenient { path.removeLast() }
+                fields.append((key, member))
                 skipSpace()
                 guard i < b.count else { throw JSONError(.unexpectedEnd, at: i) }
                 if b[i] == UInt8(ascii: ",") { i += 1; continue }
@@ -156,26 +225,52 @@ public enum JSONParser {
             } else {
                 throw JSONError(.invalidNumber, at: i)
             }
+            var plain = true   // no fraction, no exponent: an integer literal
             if i < b.count && b[i] == UInt8(ascii: ".") {
+                plain = false
                 i += 1
                 let fracStart = i
                 while i < b.count && b[i] >= 48 && b[i] <= 57 { i += 1 }
                 guard i > fracStart else { throw JSONError(i < b.count ? .invalidNumber : .unexpectedEnd, at: i) }
             }
             if i < b.count && (b[i] == UInt8(ascii: "e") || b[i] == UInt8(ascii: "E")) {
+                plain = false
                 i += 1
                 if i < b.count && (b[i] == UInt8(ascii: "+") || b[i] == UInt8(ascii: "-")) { i += 1 }
                 let expStart = i
-                var exponent = 0
-                while i < b.count && b[i] >= 48 && b[i] <= 57 {
-                    if exponent <= JSONParser.maxExponent { exponent = exponent * 10 + Int(b[i] - 48) }
-                    i += 1
-                }
+                while i < b.count && b[i] >= 48 && b[i] <= 57 { i += 1 }
                 guard i > expStart else { throw JSONError(i < b.count ? .invalidNumber : .unexpectedEnd, at: i) }
-                if exponent > JSONParser.maxExponent { throw JSONError(.numberOutOfRange, at: start) }
             }
-            if i - start > JSONParser.maxNumberLength { throw JSONError(.numberOutOfRange, at: start) }
-            return String(decoding: UnsafeBufferPointer(rebasing: b[start..<i]), as: UTF8.self)
+            let literal = UnsafeBufferPointer(rebasing: b[start..<i])
+            // Short integers always fit numeric; anything else is measured as numeric would hold it.
+            if !(plain && literal.count <= 64) {
+                guard let shape = NumericRange.shape(literal), shape.fits else { throw JSONError(.numberOutOfRange, at: start) }
+            }
+            return String(decoding: literal, as: UTF8.self)
+        }
+
+        /// Skips a container nested too deep to keep (lenient mode), checking only that its
+        /// brackets balance and its strings end: its content is not kept.
+        mutating func skipContainer() throws(JSONError) {
+            var closers: [UInt8] = []
+            while i < b.count {
+                let c = b[i]
+                switch c {
+                case UInt8(ascii: "{"): closers.append(UInt8(ascii: "}"))
+                case UInt8(ascii: "["): closers.append(UInt8(ascii: "]"))
+                case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                    guard closers.last == c else { throw JSONError(.unexpectedByte(c), at: i) }
+                    closers.removeLast()
+                    if closers.isEmpty { i += 1; return }
+                case UInt8(ascii: "\""):
+                    i += 1
+                    while i < b.count && b[i] != UInt8(ascii: "\"") { i += b[i] == UInt8(ascii: "\\") ? 2 : 1 }
+                    guard i < b.count else { throw JSONError(.unexpectedEnd, at: b.count) }
+                default: break
+                }
+                i += 1
+            }
+            throw JSONError(.unexpectedEnd, at: b.count)
         }
 
         /// Length of the valid UTF-8 sequence starting at `at` (a byte >= 0x80), or nil.
@@ -217,7 +312,10 @@ public enum JSONParser {
                 if c == UInt8(ascii: "\\") { return try escapedString(from: start) }
                 if c < 0x20 { throw JSONError(.controlCharacterInString, at: i) }
                 if c < 0x80 { i += 1; continue }
-                guard let n = validUTF8Length(at: i) else { throw JSONError(.invalidUTF8, at: i) }
+                guard let n = validUTF8Length(at: i) else {
+                    if lenient { return try escapedString(from: start) }
+                    throw JSONError(.invalidUTF8, at: i)
+                }
                 i += n
             }
             throw JSONError(.unexpectedEnd, at: i)
@@ -249,17 +347,31 @@ public enum JSONParser {
                     case UInt8(ascii: "u"):
                         let escapeAt = i - 2
                         var scalar = try hex4()
-                        if scalar == 0 { throw JSONError(.nulCharacter, at: escapeAt) }
-                        if scalar >= 0xD800 && scalar <= 0xDBFF {
-                            guard i + 1 < b.count, b[i] == UInt8(ascii: "\\"), b[i + 1] == UInt8(ascii: "u") else {
-                                throw JSONError(.loneSurrogate, at: escapeAt)
+                        if scalar == 0 {
+                            guard lenient else { throw JSONError(.nulCharacter, at: escapeAt) }
+                            note(.nulCharacter)
+                            scalar = 0xFFFD
+                        } else if scalar >= 0xD800 && scalar <= 0xDBFF {
+                            // A high surrogate needs a low one next; in lenient mode a lone one is
+                            // U+FFFD and whatever follows is read on its own.
+                            let afterHigh = i
+                            var low: UInt32 = 0
+                            if i + 1 < b.count, b[i] == UInt8(ascii: "\\"), b[i + 1] == UInt8(ascii: "u") {
+                                i += 2
+                                low = try hex4()
                             }
-                            i += 2
-                            let low = try hex4()
-                            guard low >= 0xDC00 && low <= 0xDFFF else { throw JSONError(.loneSurrogate, at: escapeAt) }
-                            scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                            if low >= 0xDC00 && low <= 0xDFFF {
+                                scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                            } else {
+                                guard lenient else { throw JSONError(.loneSurrogate, at: escapeAt) }
+                                i = afterHigh
+                                note(.loneSurrogate)
+                                scalar = 0xFFFD
+                            }
                         } else if scalar >= 0xDC00 && scalar <= 0xDFFF {
-                            throw JSONError(.loneSurrogate, at: escapeAt)
+                            guard lenient else { throw JSONError(.loneSurrogate, at: escapeAt) }
+                            note(.loneSurrogate)
+                            scalar = 0xFFFD
                         }
                         appendUTF8(scalar, to: &out)
                     default:
@@ -269,7 +381,13 @@ public enum JSONParser {
                 }
                 if c < 0x20 { throw JSONError(.controlCharacterInString, at: i) }
                 if c < 0x80 { out.append(c); i += 1; continue }
-                guard let n = validUTF8Length(at: i) else { throw JSONError(.invalidUTF8, at: i) }
+                guard let n = validUTF8Length(at: i) else {
+                    guard lenient else { throw JSONError(.invalidUTF8, at: i) }
+                    note(.invalidUTF8)
+                    out.append(contentsOf: [0xEF, 0xBF, 0xBD])
+                    i += 1
+                    continue
+                }
                 out.append(contentsOf: UnsafeBufferPointer(rebasing: b[i..<(i + n)]))
                 i += n
             }

@@ -85,34 +85,8 @@ public enum JSONSerializer {
         return s.utf8.allSatisfy(plain)
     }
 
-    /// JSON number grammar, with the parser's length and exponent limits.
+    /// A JSON number that PostgreSQL numeric can hold (`NumericRange`): what the parser accepts.
     static func isValidNumberLiteral(_ s: String) -> Bool {
-        var copy = s
-        return copy.withUTF8 { isValidNumberLiteral($0) }
-    }
-
-    private static func isValidNumberLiteral(_ b: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard !b.isEmpty, b.count <= JSONParser.maxNumberLength else { return false }
-        var i = 0
-        if b[i] == UInt8(ascii: "-") { i += 1 }
-        guard i < b.count else { return false }
-        if b[i] == 48 { i += 1 } else if b[i] >= 49 && b[i] <= 57 {
-            while i < b.count && b[i] >= 48 && b[i] <= 57 { i += 1 }
-        } else { return false }
-        if i < b.count && b[i] == UInt8(ascii: ".") {
-            i += 1
-            let s = i
-            while i < b.count && b[i] >= 48 && b[i] <= 57 { i += 1 }
-            if i == s { return false }
-        }
-        if i < b.count && (b[i] == UInt8(ascii: "e") || b[i] == UInt8(ascii: "E")) {
-            i += 1
-            if i < b.count && (b[i] == UInt8(ascii: "+") || b[i] == UInt8(ascii: "-")) { i += 1 }
-            let s = i
-            var e = 0
-            while i < b.count && b[i] >= 48 && b[i] <= 57 { if e <= JSONParser.maxExponent { e = e * 10 + Int(b[i] - 48) }; i += 1 }
-            if i == s || e > JSONParser.maxExponent { return false }
-        }
-        return i == b.count
+        NumericRange.fits(s)
     }
 }

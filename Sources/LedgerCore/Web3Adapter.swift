@@ -43,10 +43,11 @@ public enum Web3Webhook {
 
     /// Maps a verified body to a status observation (observedAt = the signed time).
     public static func observation(body: [UInt8], verification: WebhookVerification) throws(CoreError) -> StatusObservation {
-        let (_, f) = try FieldReader.parseObject(body, what: "webhook body")
+        let (_, f, leftOut) = try ProviderBody.parseObject(body, what: "webhook body", mapped: Web3Mapping.fields)
         var o = try Web3Mapping.observation(f, source: .webhook, observedAt: verification.signedAt,
                                             idempotencyKey: WebhookAuth.bodyKey(provider, body))
         o.keyId = verification.keyId
+        o.leftOut = leftOut
         return o
     }
 
@@ -62,8 +63,11 @@ public enum Web3Webhook {
 public enum Web3Query {
     /// Maps the raw bytes of a queryOrder response (what the poller received).
     public static func observation(merchantOrderNo: MerchantOrderNo, responseBody: [UInt8], observedAt: Timestamp) throws(CoreError) -> StatusObservation {
-        let (value, _) = try FieldReader.parseObject(responseBody, what: "query response")
-        return try observation(merchantOrderNo: merchantOrderNo, response: value, observedAt: observedAt)
+        let (value, _, leftOut) = try ProviderBody.parseObject(responseBody, what: "query response",
+                                                               mapped: Web3Mapping.queryFields)
+        var o = try observation(merchantOrderNo: merchantOrderNo, response: value, observedAt: observedAt)
+        o.leftOut = leftOut
+        return o
     }
 
     /// Maps a response (code 0) to a query observation of `merchantOrderNo`.
@@ -88,6 +92,14 @@ public enum Web3Query {
 /// Field mapping shared by the web3 webhook and query. The observation holds the
 /// mapped fields only: the provider's body itself is the event's raw bytes.
 enum Web3Mapping {
+    /// The body's fields that `observation` reads: a body whose parse had to change one
+    /// of them is refused (`ProviderBody`).
+    static let fields: Set<String> = [
+        "merchantOrderNo", "status", "amount", "payAmountDisplay", "payAmountMinimal", "tokenSymbol", "txHash", "orderNo",
+    ]
+    /// A queryOrder answer's: the same, plus its envelope (`code`, `msg`, and `data`, which may wrap the order).
+    static let queryFields: Set<String> = fields.union(["code", "msg", "data"])
+
     static func observation(_ f: FieldReader, source: EventSource, observedAt: Timestamp,
                             idempotencyKey: String, orderNo: MerchantOrderNo? = nil) throws(CoreError) -> StatusObservation {
         let no: MerchantOrderNo

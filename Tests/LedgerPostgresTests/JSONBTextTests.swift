@@ -23,6 +23,34 @@ struct JSONBTextTests {
         #expect(JSONBText.string(try JSONValue.parse(literal)) == (try postgres(literal)))
     }
 
+    @Test("numbers at numeric's edges: what jsonb holds, the parser accepts, JSONBText prints as PostgreSQL does and the stored text reads back", arguments: [
+        "1e300", "-1e300", "1e-300", "1e1001", "1e131071", "1.0e131071", "0.1e131072", "1e-16383", "0e-16383",
+        "0e999999", "-0e5", "-0.0e-3", "12345.6789e-16379",
+        "1" + String(repeating: "0", count: 10_000), "0." + String(repeating: "0", count: 16_382) + "1",
+    ])
+    func numbersAtTheEdges(literal: String) throws {
+        let printed = try postgres(literal)
+        #expect(JSONBText.numeric(literal) == printed)
+        #expect(JSONBText.string(try JSONValue.parse(literal)) == printed)
+        #expect(try JSONValue.parse(stored: printed) == .number(printed))
+        #expect(JSONBText.numeric(printed) == printed, "numeric's own text is canonical")
+    }
+
+    @Test("numbers beyond numeric's range: PostgreSQL refuses them, and so do the parser and JSONBText", arguments: [
+        "1e131072", "10e131071", "1" + String(repeating: "0", count: 131_072), "1e-16384", "1.0e-16383", "0e-16384",
+        "1e2147483648", "0e-2147483649",
+    ])
+    func numbersBeyondTheRange(literal: String) throws {
+        #expect(throws: PostgresError.self) { try postgres(literal) }
+        #expect(JSONBText.numeric(literal) == nil)
+        do {
+            _ = try JSONValue.parse(literal)
+            Issue.record("the parser accepted \(literal.prefix(40))")
+        } catch {
+            #expect(error.kind == .numberOutOfRange)
+        }
+    }
+
     @Test("strings, keys and nesting print as jsonb does")
     func structure() throws {
         let samples = [

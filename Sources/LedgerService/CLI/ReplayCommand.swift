@@ -33,7 +33,7 @@ struct ReplayCommand {
         for event in stored {
             let recorded = try EventMapping.recorded(event)
             OrderState.reduce(into: &state, recorded)
-            let metadata = (try? JSONValue.parse(stored: event.metadataJSON)) ?? .object([])
+            let metadata = try JSONValue.parse(stored: event.metadataJSON)
             let verifiedBy = metadata["verifiedBy"]?.stringValue ?? "unknown"
             if args.has("json") {
                 cli.output(JSONSerializer.string(.object([
@@ -41,7 +41,7 @@ struct ReplayCommand {
                     ("type", .string(event.type)), ("source", .string(event.source)),
                     ("recordedAt", .string(event.recordedAt.rfc3339)), ("observedAt", .string(event.observedAt.rfc3339)),
                     ("verifiedBy", .string(verifiedBy)), ("hash", .string(Hex.encode(event.hash))),
-                    ("payload", (try? JSONValue.parse(stored: event.payloadJSON)) ?? .null),
+                    ("payload", try JSONValue.parse(stored: event.payloadJSON)),
                     ("statusAfter", .integer(state.status.rawValue)),
                 ])))
             } else {

@@ -41,14 +41,14 @@ enum EventMapping {
     /// Rebuilds the canonical event of a stored row.
     static func recorded(_ stored: StoredEvent) throws -> RecordedEvent {
         try RecordedEvent(type: stored.type, payload: JSONValue.parse(stored: stored.payloadJSON),
-                          observedAt: stored.observedAt, metadata: try? JSONValue.parse(stored: stored.metadataJSON),
+                          observedAt: stored.observedAt, metadata: try JSONValue.parse(stored: stored.metadataJSON),
                           position: stored.position, recordedAt: stored.recordedAt)
     }
 
     /// Rebuilds the canonical event of a row just appended.
     static func recorded(_ new: NewEvent, _ receipt: EventReceipt) throws -> RecordedEvent {
         try RecordedEvent(type: new.type, payload: JSONValue.parse(stored: new.payloadJSON), observedAt: new.observedAt,
-                          metadata: try? JSONValue.parse(stored: new.metadataJSON),
+                          metadata: try JSONValue.parse(stored: new.metadataJSON),
                           position: receipt.position, recordedAt: receipt.recordedAt)
     }
 }

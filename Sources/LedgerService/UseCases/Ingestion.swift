@@ -33,7 +33,8 @@ struct Ingestion: Sendable {
                                                       keys: configuration.web3APIKeys, now: now,
                                                       toleranceSeconds: configuration.signatureToleranceSeconds)
         } catch {
-            if error.isUnauthenticated { quarantine.keep(request, provider: Web3Webhook.provider, error: error) }
+            // Unauthenticated, or signed and refused for its content: either way kept.
+            quarantine.keep(request, provider: Web3Webhook.provider, error: error)
             throw error
         }
         return try commit(event, raw: request.body, request: request, verifiedBy: "signature",
@@ -90,7 +91,8 @@ struct Ingestion: Sendable {
                                                  secrets: configuration.banxaAPISecrets, now: now,
                                                  toleranceSeconds: configuration.signatureToleranceSeconds)
         } catch {
-            if error.isUnauthenticated { quarantine.keep(request, provider: BanxaWebhook.provider, error: error) }
+            // Unauthenticated, or signed and refused for its content: either way kept.
+            quarantine.keep(request, provider: BanxaWebhook.provider, error: error)
             throw error
         }
         // Keep the signature and nonce and the path they cover, read as the verification read them.

@@ -87,8 +87,8 @@ struct OrderQueries: Sendable {
         }
         var redeliveryCount: [Int64: Int64] = [:]
         for r in 0..<redeliveries.count { redeliveryCount[try redeliveries.int64(r, "position")] = try redeliveries.int64(r, "count") }
-        let items: [JSONValue] = events.enumerated().map { i, e in
-            let metadata = (try? JSONValue.parse(stored: e.stored.metadataJSON)) ?? .object([])
+        let items: [JSONValue] = try events.enumerated().map { i, e in
+            let metadata = try JSONValue.parse(stored: e.stored.metadataJSON)
             var fields: [(String, JSONValue)] = [
                 ("position", .integer(e.stored.position)),
                 ("eventId", .string(e.stored.eventID)),
@@ -99,7 +99,7 @@ struct OrderQueries: Sendable {
                 ("observedAt", .string(e.stored.observedAt.rfc3339)),
                 ("verified", .bool(metadata["verifiedBy"]?.stringValue == "signature")),
                 ("verifiedBy", metadata["verifiedBy"] ?? .null),
-                ("payload", (try? JSONValue.parse(stored: e.stored.payloadJSON)) ?? .null),
+                ("payload", try JSONValue.parse(stored: e.stored.payloadJSON)),
                 ("statusAfter", .integer(statuses[i].status.rawValue)),
                 ("redeliveries", .integer(redeliveryCount[e.stored.position] ?? 0)),
             ]

@@ -3,8 +3,9 @@ import LedgerCore
 import LedgerHTTP
 import LedgerPostgres
 
-/// Rejected deliveries (bad, missing or stale signatures): kept byte for
-/// byte in ledger.quarantine with secrets redacted from the headers, counted
+/// Rejected deliveries (bad, missing or stale signatures, and signed ones refused
+/// for their content: no order reference, a status outside the table): kept byte
+/// for byte in ledger.quarantine with secrets redacted from the headers, counted
 /// in `ledger_rejected_deliveries_total{reason}`, never written as events.
 ///
 /// A flood of forged deliveries must not fill the disk, nor crowd out other
@@ -12,7 +13,8 @@ import LedgerPostgres
 /// rejections a minute kept (`ledger_quarantine_rate_limited_total` counts
 /// the rest), and once the table has grown past `budget.maxBytes` nothing
 /// more is kept (`ledger_quarantine_full_total`). Every rejection is still
-/// answered 401 and counted in `ledger_rejected_deliveries_total`.
+/// answered (401, or 400 for a signed delivery) and counted in
+/// `ledger_rejected_deliveries_total`.
 struct Quarantine: Sendable {
     let pool: ConnectionPool
     let rejected: Counter

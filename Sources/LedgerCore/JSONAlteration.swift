@@ -1,0 +1,58 @@
+/// One change `JSONParser.parseLenient` made to a provider's body so that its parsed
+/// form fits jsonb. The raw bytes keep the original; an event's metadata lists these
+/// under `leftOut`, so an auditor reading the parsed form knows what it lacks.
+public struct JSONAlteration: Sendable, Hashable, CustomStringConvertible {
+    public enum Kind: Sendable, Hashable {
+        case nulCharacter
+        case loneSurrogate
+        case invalidUTF8
+        case tooDeep(limit: Int)
+        case numberOutOfRange
+        case repeatedKey
+    }
+
+    public var kind: Kind
+    public var path: JSONPath
+
+    public init(kind: Kind, path: JSONPath) {
+        self.kind = kind
+        self.path = path
+    }
+
+    /// What jsonb could not hold.
+    public var problem: String {
+        switch kind {
+        case .nulCharacter: return "a string held \\u0000, which jsonb cannot hold"
+        case .loneSurrogate: return "a string held half of a UTF-16 surrogate pair"
+        case .invalidUTF8: return "a string held bytes that are not UTF-8"
+        case .tooDeep(let limit): return "the value was nested more than \(limit) levels deep"
+        case .numberOutOfRange: return "the number is beyond what PostgreSQL numeric holds"
+        case .repeatedKey: return "the key was repeated"
+        }
+    }
+
+    /// What was left out, and what stands in its place.
+    public var reason: String {
+        switch kind {
+        case .nulCharacter, .loneSurrogate, .invalidUTF8: return problem + ": U+FFFD stands in its place"
+        case .tooDeep, .numberOutOfRange: return problem + ": null stands in its place"
+        case .repeatedKey: return problem + ": only its last value is kept"
+        }
+    }
+
+    /// `{"path": "...", "reason": "..."}`, as the event's metadata holds it.
+    public var json: JSONValue {
+        .object([("path", .string(path.description)), ("reason", .string(reason))])
+    }
+
+    public var description: String { (path.components.isEmpty ? "the body" : path.description) + ": " + reason }
+
+    /// Refuses a body whose changes touch a field the adapter maps: a mapped value the
+    /// ledger had to change would be stored wrong. Changes elsewhere are recorded.
+    public static func refuseMapped(_ alterations: [JSONAlteration], mapped: Set<String>) throws(CoreError) {
+        for a in alterations {
+            guard let key = a.path.topKey, mapped.contains(key) else { continue }
+            throw .invalidField(name: a.path.description, reason: a.problem)
+        }
+    }
+}
