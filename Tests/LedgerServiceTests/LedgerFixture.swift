@@ -26,12 +26,15 @@ final class LedgerFixture: @unchecked Sendable {
     /// The database this fixture made, dropped when the fixture goes away.
     private let owned: TestDatabase?
 
+    /// `keepDatabase`: leave the database after the suite, for Ops/test to verify once
+    /// every test has run (it checks each `ledger_test_hostile_*` database, then drops it).
     static func start(_ label: String, poolSize: Int = 4, migrator: Migrator? = nil, logger: Logger = .disabled,
+                      keepDatabase: Bool = false,
                       configure: (inout HTTPServerConfiguration) -> Void = { _ in }) throws -> LedgerFixture {
         let db = try TestDatabase.create(label)
         do {
-            return try LedgerFixture(databaseURL: db.url, owning: db, poolSize: poolSize, migrator: migrator, logger: logger,
-                                     configure: configure)
+            return try LedgerFixture(databaseURL: db.url, owning: keepDatabase ? nil : db, poolSize: poolSize, migrator: migrator,
+                                     logger: logger, configure: configure)
         } catch {
             drop(db)
             throw error

@@ -56,6 +56,12 @@ public struct HostileJSON {
         return "{" + keys.map { "\($0):\(value(depth: depth - 1))" }.joined(separator: ",") + "}"
     }
 
+    /// `count` members `"prefixN": value` for an object the caller opens and closes
+    /// beside fields of its own; their keys never repeat the caller's.
+    public mutating func members(_ count: Int, depth: Int, prefix: String = "extra") -> [String] {
+        (0..<count).map { "\"\(prefix)\($0)\":\(value(depth: depth - 1))" }
+    }
+
     public mutating func array(depth: Int) -> String {
         "[" + (0..<Int.random(in: 0...4, using: &rng)).map { _ in value(depth: depth - 1) }.joined(separator: ",") + "]"
     }
@@ -80,12 +86,13 @@ public struct HostileJSON {
         case 50..<62: return pick(["-0", "-0.0", "0e0", "-0e-3", "0.000", "0E+7", "1E+2", "1.50e1", "-7.0e1", "12e-1"])
         case 62..<77: return pick(["1e300", "-1e300", "1e-300", "-2.5e-300", "9.99e999", "1e1001", "1e-1001"])
         case 77..<85: return "\(digits(20)).\(digits(40))e-\(Int.random(in: 0...9, using: &rng))"
-        case 85..<88: return "\(pick(["", "-"]))1e\(Int.random(in: 0...3_000, using: &rng))"
-        case 88..<91: return "1e-\(Int.random(in: 0...3_000, using: &rng))"
-        case 91..<94: return digits(10_000)
-        case 94..<96:
-            // The widest numeric holds: 16,383 digits after the point, or 131,072 before it.
-            return chance(90) ? "0." + String(repeating: "0", count: 16_382) + "1" : pick(["1e131071", "1e-16383"])
+        case 85..<89: return "\(pick(["", "-"]))1e\(Int.random(in: 0...3_000, using: &rng))"
+        case 89..<93: return "1e-\(Int.random(in: 0...3_000, using: &rng))"
+        case 93: return chance(30) ? digits(10_000) : digits(Int.random(in: 65...600, using: &rng))
+        case 94, 95:
+            // The widest numeric holds, rarely: 16,383 digits after the point, or 131,072 before it.
+            guard chance(15) else { return "0." + String(repeating: "0", count: Int.random(in: 0...400, using: &rng)) + "1" }
+            return chance(80) ? "0." + String(repeating: "0", count: 16_382) + "1" : pick(["1e131071", "1e-16383"])
         default:
             guard refusable, chance(40) else { return String(Int.random(in: Int.min...Int.max, using: &rng)) }
             return pick(["1e131072", "-1e131072", "1e-16384", "1e999999999", "10e131071", "0e-20000",
@@ -112,7 +119,7 @@ public struct HostileJSON {
     public mutating func string(maxScalars: Int? = nil) -> String {
         let count: Int
         if let maxScalars { count = Int.random(in: 0...maxScalars, using: &rng) }
-        else if chance(2) { count = Int.random(in: 5_000...40_000, using: &rng) }   // long strings, rarely
+        else if Int.random(in: 0..<1_000, using: &rng) < 3 { count = Int.random(in: 5_000...40_000, using: &rng) }   // long strings, rarely
         else { count = Int.random(in: 0...24, using: &rng) }
         var out = "\""
         out.reserveCapacity(count * 2 + 2)
