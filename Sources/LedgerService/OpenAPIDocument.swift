@@ -6,7 +6,7 @@ enum OpenAPIDocument {
       "info": {
         "title": "ledger",
         "version": "1.0.0",
-        "description": "An append-only payment ledger for three payment products (the web3 crypto gateway, the Banxa fiat on-ramp and the BankPay ACH SDK). Provider webhooks, query results, operator corrections and SDK callbacks are stored as events in PostgreSQL; each order's state (the read model) is a pure function of its events.\n\nConventions:\n- JSON in and out, UTF-8. Errors are `application/problem+json` (RFC 9457: `type`, `title`, `status`, `detail`).\n- Times are RFC 3339 in UTC with `Z`. Amounts are decimal strings (`\"40\"`, `\"0.015\"`), never JSON numbers in responses.\n- `{no}` is a merchantOrderNo: 1-64 characters of `A-Z a-z 0-9 . _ : -`.\n\nAuthentication: every route except the two webhooks and the four operations routes takes `Authorization: Bearer TOKEN`. A token carries one role (created with `ledger token create --role ROLE --name NAME`, stored hashed):\n- `ingest`: the merchant backend. Registers orders, reports query observations, relays SDK callbacks, mints client tokens, reads one order (`GET /v1/orders/{no}`, emails masked).\n- `support`: reads orders, lists and timelines, emails masked.\n- `auditor`: everything support may, unmasked (including raw bodies), plus corrections and the ledger head; also exports.\n- `accountant`: exports.\n- `client`: a token minted for an app, scoped to one order (it may only relay SDK callbacks for that order) or, beyond http-api.md, to one BankPay enrollment (it may only relay that enrollment's callbacks); it expires.\nMissing or unknown token: 401. Known token with the wrong role, or a client token for another order or enrollment: 403. Each operation lists its roles in its description and in the `x-roles` extension (an empty array means no bearer token is used).\n\nWebhooks authenticate by the provider's signature instead of a token (see the webhook operations and the `web3Signature` / `banxaSignature` schemes). A delivery that fails verification is answered 401 and kept byte for byte in a quarantine of rejected deliveries, never in the ledger.\n\nDurability: a 2xx on any write means the event is committed in PostgreSQL. When the database cannot be reached the answer is 503 with `Retry-After`, never a 2xx and never a hang past the request timeout. A replayed write with the same content answers 200 with `\"duplicate\": true` and appends nothing new.\n\nLimits on every route: a body over `LEDGER_MAX_BODY` (default 1 MiB) gets 413; request-smuggling shapes (conflicting `Content-Length` / `Transfer-Encoding` and the like) get 400 and the connection is closed; an unknown path gets 404 and a wrong method 405 with `Allow`, all as problem+json. Request headers over 16 KiB in all get 431, answered by the HTTP library itself with a short HTML body, not problem+json."
+        "description": "An append-only payment ledger for three payment products (the web3 crypto gateway, the Banxa fiat on-ramp and the BankPay ACH SDK). Provider webhooks, query results, operator corrections and SDK callbacks are stored as events in PostgreSQL; each order's state (the read model) is a pure function of its events.\n\nConventions:\n- JSON in and out, UTF-8. Errors are `application/problem+json` (RFC 9457: `type`, `title`, `status`, `detail`).\n- Times are RFC 3339 in UTC with `Z`. Amounts are decimal strings (`\"40\"`, `\"0.015\"`), never JSON numbers in responses.\n- `{no}` is a merchantOrderNo: 1-64 characters of `A-Z a-z 0-9 . _ : -`, and neither `.` nor `..`.\n- In request bodies, every field given as text (order numbers, amounts, ids, times, names) is a JSON string, never a number; an empty string is refused (leave an optional field out instead). Each such refusal is 400 with the field named in `detail`.\n\nAuthentication: every route except the two webhooks and the four operations routes takes `Authorization: Bearer TOKEN`. A token carries one role (created with `ledger token create --role ROLE --name NAME`, stored hashed):\n- `ingest`: the merchant backend. Registers orders, reports query observations, relays SDK callbacks, mints client tokens, reads one order (`GET /v1/orders/{no}`, emails masked).\n- `support`: reads orders, lists and timelines, emails masked.\n- `auditor`: everything support may, unmasked (including raw bodies), plus corrections and the ledger head; also exports.\n- `accountant`: exports.\n- `client`: a token minted for an app, scoped to one order (it may only relay SDK callbacks for that order) or, beyond http-api.md, to one BankPay enrollment (it may only relay that enrollment's callbacks); it expires.\nMissing or unknown token: 401. Known token with the wrong role, or a client token for another order or enrollment: 403. Each operation lists its roles in its description and in the `x-roles` extension (an empty array means no bearer token is used).\n\nWebhooks authenticate by the provider's signature instead of a token (see the webhook operations and the `web3Signature` / `banxaSignature` schemes). A delivery that fails verification is answered 401 and kept byte for byte in a quarantine of rejected deliveries, never in the ledger.\n\nDurability: a 2xx on any write means the event is committed in PostgreSQL. When the database cannot be reached the answer is 503 with `Retry-After`, never a 2xx and never a hang past the request timeout. A replayed write with the same content answers 200 with `\"duplicate\": true` and appends nothing new.\n\nLimits on every route: a body over `LEDGER_MAX_BODY` (default 1 MiB) gets 413; request-smuggling shapes (conflicting `Content-Length` / `Transfer-Encoding` and the like) get 400 and the connection is closed; an unknown path gets 404 and a wrong method 405 with `Allow`, all as problem+json. Request headers over 16 KiB in all get 431, answered by the HTTP library itself with a short HTML body, not problem+json."
       },
       "servers": [
         {
@@ -1252,7 +1252,7 @@ enum OpenAPIDocument {
             "type": "string",
             "pattern": "^\\+?[0-9]+(\\.[0-9]+)?$",
             "maxLength": 64,
-            "description": "A non-negative exact decimal number as a string (at most 64 characters, no exponent). The service also accepts a JSON number in requests and keeps its text, but clients should send strings.",
+            "description": "A non-negative exact decimal number as a string (at most 64 characters, no exponent). In a request to the ledger a JSON number is refused (400): a client's number may already have passed through a float. Providers' bodies (webhooks, query responses) may carry numbers; they are read as given.",
             "examples": [
               "40",
               "0.015",
@@ -1262,9 +1262,15 @@ enum OpenAPIDocument {
           "MerchantOrderNo": {
             "type": "string",
             "pattern": "^[A-Za-z0-9._:-]{1,64}$",
+            "not": {
+              "enum": [
+                ".",
+                ".."
+              ]
+            },
             "minLength": 1,
             "maxLength": 64,
-            "description": "The merchant's order number: 1-64 characters of `A-Z a-z 0-9 . _ : -`. The order's identity and idempotency key.",
+            "description": "The merchant's order number: 1-64 characters of `A-Z a-z 0-9 . _ : -`, and neither `.` nor `..` (clients that normalise URLs remove those path segments). Always a JSON string, never a number. The order's identity and idempotency key.",
             "examples": [
               "ORD-2026-000123"
             ]
@@ -1723,21 +1729,15 @@ enum OpenAPIDocument {
                 ]
               },
               "chainId": {
-                "type": [
-                  "string",
-                  "integer"
-                ],
-                "description": "web3 chain id (string or number, kept as text).",
+                "type": "string",
+                "description": "web3 chain id, as a string (`\"56\"`; a JSON number is refused).",
                 "examples": [
                   "56"
                 ]
               },
               "tokenId": {
-                "type": [
-                  "string",
-                  "integer"
-                ],
-                "description": "web3 token id (string or number, kept as text)."
+                "type": "string",
+                "description": "web3 token id, as a string (a JSON number is refused)."
               },
               "fiatCurrency": {
                 "type": "string",
@@ -1761,11 +1761,8 @@ enum OpenAPIDocument {
                 "maxLength": 256
               },
               "providerOrderId": {
-                "type": [
-                  "string",
-                  "integer"
-                ],
-                "description": "The provider's order id; for web3 it defaults to `providerResponse.orderNo`."
+                "type": "string",
+                "description": "The provider's order id, as a string; for web3 it defaults to `providerResponse.orderNo` (which the gateway may send as a number)."
               },
               "providerResponse": {
                 "type": "object",
@@ -1859,7 +1856,7 @@ enum OpenAPIDocument {
                 "$ref": "#/components/schemas/CallbackName"
               },
               "payload": {
-                "description": "The callback's data as the SDK gave it. Banxa `banxaDidCompleteCheckout`: BanxaCheckoutResult `{paymentId?, orderId?, status?, rawQuery?}` (strings); `banxaDidFail`: the APIError case as `{error: CASE, ...}` (`invalidURL`, `serverError` with `code`, `unauthorized`, `decodingFailed` with `message`, `networkUnavailable`, `missingCredentials` with `fields`, `sdkNotConfigured`, `checkoutFailed` with `rawQuery?`, `unknown` with `message`); `banxaDidDismiss`: none. BankPay: the callback dictionary, e.g. `{type: \"bankAccountAdded\", data: {intent_id}}`, `{type: \"acceptedTransactionIntentServiceFee\", data: {transactionIntentId}}`, `{type: \"close\"}`, `{error: \"declined\", message, errors}`."
+                "description": "The callback's data as the SDK gave it. Banxa `banxaDidCompleteCheckout`: BanxaCheckoutResult `{paymentId?, orderId?, status?, rawQuery?}` (strings); `banxaDidFail`: the APIError case as `{error: CASE, ...}` (`invalidURL`, `serverError` with `code`, `unauthorized`, `decodingFailed` with `message`, `networkUnavailable`, `missingCredentials` with `fields`, `sdkNotConfigured`, `checkoutFailed` with `rawQuery?`, `unknown` with `message`); `banxaDidDismiss`: none. BankPay: the callback dictionary, e.g. `{type: \"bankAccountAdded\", data: {intent_id}}`, `{type: \"acceptedTransactionIntentServiceFee\", data: {transactionIntentId}}`, `{type: \"close\"}`, `{error: \"declined\", message, errors}`. The fields named here are checked; any other member the app sends (an error's `localizedDescription`, an `email`) is kept in the stored payload as sent, shown with e-mail addresses masked to everyone but auditors."
               },
               "clientEventId": {
                 "type": "string",
@@ -2675,6 +2672,12 @@ enum OpenAPIDocument {
             "schema": {
               "type": "string",
               "pattern": "^[A-Za-z0-9._:-]{1,64}$",
+              "not": {
+                "enum": [
+                  ".",
+                  ".."
+                ]
+              },
               "minLength": 1,
               "maxLength": 64
             },
@@ -2688,6 +2691,12 @@ enum OpenAPIDocument {
             "schema": {
               "type": "string",
               "pattern": "^[A-Za-z0-9._:-]{1,64}$",
+              "not": {
+                "enum": [
+                  ".",
+                  ".."
+                ]
+              },
               "minLength": 1,
               "maxLength": 64
             },
