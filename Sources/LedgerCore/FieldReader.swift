@@ -179,12 +179,15 @@ struct FieldReader {
 
     /// The order a body names. A provider may write it as a number (web3's webhooks); a
     /// request names it as a JSON string, else `1000` and `1000.0` would be two orders.
+    /// A provider's `.` or `..` is taken as sent (`MerchantOrderNo(stored:)`): it names an
+    /// order the merchant created with the provider (perhaps registered before dot segments
+    /// were refused), and refusing a verified delivery would lose the evidence of a payment.
     func merchantOrderNo(_ key: String) throws(CoreError) -> MerchantOrderNo {
         guard let v = value(key) else { throw .missingOrderReference }
         switch dialect {
         case .provider:
             guard let text = v.scalarText else { throw .invalidMerchantOrderNo(JSONSerializer.string(v)) }
-            return try MerchantOrderNo(text)
+            return try MerchantOrderNo(stored: text)
         case .request:
             guard case .string(let text) = v else {
                 throw .invalidField(name: key, reason: "an order number is a JSON string, never a number"

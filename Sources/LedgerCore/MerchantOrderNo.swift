@@ -6,16 +6,17 @@
 public struct MerchantOrderNo: Sendable, Hashable, Comparable, CustomStringConvertible {
     public let value: String
 
-    /// A new order number (a request's path or body, a provider's webhook or response).
+    /// An order number the ledger's own API is given (a request's path or body).
     public init(_ text: String) throws(CoreError) {
         guard Self.isValid(text) else { throw .invalidMerchantOrderNo(text) }
         value = text
     }
 
     /// An order number read back from the ledger's own storage (events, read model rows,
-    /// the poll schedule, a cursor, an operator naming an order): the alphabet and length
-    /// only, so an order registered as `.` or `..` before they were refused still replays,
-    /// rebuilds, verifies and exports.
+    /// the poll schedule, a cursor, an operator naming an order), or named by a provider's
+    /// verified delivery: the alphabet and length only, so an order registered as `.` or
+    /// `..` before they were refused still replays, rebuilds, verifies, exports and takes
+    /// its provider's webhooks.
     public init(stored text: String) throws(CoreError) {
         guard Self.isStoredForm(text) else { throw .invalidMerchantOrderNo(text) }
         value = text

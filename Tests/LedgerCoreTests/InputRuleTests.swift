@@ -193,6 +193,20 @@ struct InputRuleTests {
         }
     }
 
+    @Test("a provider's verified webhook naming . or .. is mapped, not refused: it names an order made with the provider")
+    func providerDotOrdersMapped() throws {
+        for no in [".", ".."] {
+            let web3 = bytes(#"{"merchantOrderNo":"\#(no)","status":3,"amount":"40"}"#)
+            let headers = ["x-pay-timestamp": "1764417600", "x-pay-signature": Web3Webhook.signature(key: "k", timestamp: "1764417600", body: web3)]
+            let (_, event) = try Web3Webhook.ingest(headers: headers, body: web3, keys: ["k"], now: t0)
+            #expect(event.merchantOrderNo?.value == no && storedRoundTrip(event) == event)
+            let banxa = bytes(#"{"order_id":"b1","status":"complete","external_id":"\#(no)"}"#)
+            let auth = "Bearer key:" + BanxaWebhook.signature(secret: "s", nonce: "1764417600000", body: banxa) + ":1764417600000"
+            let (_, banxaEvent) = try BanxaWebhook.ingest(headers: ["authorization": auth], body: banxa, apiKey: "key", secrets: ["s"], now: t0)
+            #expect(banxaEvent.merchantOrderNo?.value == no)
+        }
+    }
+
     @Test("an order number given as a JSON number is refused naming merchantOrderNo: 1000 and 1000.0 never become two orders")
     func orderNumberAsNumber() {
         var rng = SplitMix64(seed: 18062)

@@ -323,8 +323,13 @@ final class InputRulesHTTPTests {
                                               token: ledger.accountant)
             #expect(reply.status == 200 && reply.text.contains(kind == "events" ? "order-.,.,StatusObserved" : ".,web3,"), "\(kind): \(reply)")
         }
-        // A new event for it is refused: the rule holds for anything new.
+        // The ledger's API refuses it for anything new; its provider's signed webhooks are still recorded.
         let more = try ledger.client.post("/v1/orders", token: ledger.ingest, json: registration([("merchantOrderNo", #"".""#)]))
         #expect(more.status == 400)
+        let webhook = try ledger.sendWeb3(LedgerFixture.web3Body(".", status: 4))
+        #expect(webhook.status == 200, "\(webhook)")
+        let completed = try ledger.client.get("/v1/orders?q=.", token: ledger.support)
+        #expect(completed["orders"]?.arrayValue?.first?["status"]?.int64Value == 4, "\(completed)")
+        #expect(try ledger.verify() == [])
     }
 }
