@@ -53,7 +53,6 @@ struct FieldReader {
 
     /// A required, non-empty string.
     func string(_ key: String, maxLength: Int = maxTextLength) throws(CoreError) -> String {
-        if dialect == .request, case .string("")? = value(key) { throw .invalidField(name: key, reason: "it is an empty string") }
         guard let s = try optionalString(key, maxLength: maxLength) else { throw .missingField(key) }
         return s
     }
@@ -88,12 +87,12 @@ struct FieldReader {
     }
 
     /// Why a request's empty string is refused (a client that means "none" leaves the field out).
-    static let emptyReason = "it is an empty string; leave the field out (or send null) when there is no value"
+    static let emptyReason = "it is an empty string (an optional field without a value is left out, or null)"
 
     /// The reason a non-string is refused, naming what came instead.
     private func notAString(_ v: JSONValue) -> String {
         guard dialect == .request else { return "it must be a string" }
-        if case .number(let n) = v { return "it must be a JSON string, not the number \(CoreError.quote(n)) (write \"\(n)\")" }
+        if case .number(let n) = v { return "it must be a JSON string such as \"\(n.prefix(40))\", not a number" }
         return "it must be a JSON string"
     }
 
@@ -107,7 +106,7 @@ struct FieldReader {
         case (.string(let s), _): text = s
         case (.number(let n), .provider): text = n
         case (.number(let n), .request):
-            throw .invalidField(name: key, reason: "an amount is a decimal string such as \"40.00\", not the JSON number \(CoreError.quote(n)) (write \"\(n)\")")
+            throw .invalidField(name: key, reason: "an amount is a decimal string such as \"\(n.prefix(40))\", not a JSON number")
         default: throw .invalidField(name: key, reason: "an amount must be a decimal string")
         }
         let d: ExactDecimal
@@ -190,8 +189,8 @@ struct FieldReader {
             return try MerchantOrderNo(stored: text)
         case .request:
             guard case .string(let text) = v else {
-                throw .invalidField(name: key, reason: "an order number is a JSON string, never a number"
-                                    + (v.scalarText.map { " (write \"\($0)\")" } ?? ""))
+                throw .invalidField(name: key, reason: "an order number is a JSON string"
+                                    + (v.scalarText.map { " such as \"\($0.prefix(64))\", never a number" } ?? ""))
             }
             return try MerchantOrderNo(text)
         }
