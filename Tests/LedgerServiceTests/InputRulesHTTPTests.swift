@@ -245,6 +245,19 @@ final class InputRulesHTTPTests {
         #expect(stored["email"]?.stringValue == "ann@example.org" && stored["data"]?["last4"]?.stringValue == "6789", "\(stored)")
     }
 
+    @Test("an extra member jsonb cannot store (a number beyond its range) is a 4xx problem, stores nothing, and the service goes on")
+    func unstorableExtraMemberRefused() throws {
+        #expect(try ledger.register("IR-J").status == 201)
+        let before = try events()
+        for (provider, callback, payload) in [("banxa", "banxaDidFail", #"{"error":"invalidURL","n":1e5000}"#),
+                                              ("acme", "close", #"{"n":1e5000}"#)] {
+            let reply = try relay("IR-J", provider, callback, payload, id: "8c7c2a4e-3f1d-4c8a-9e2b-5d6f7a8b9c01")
+            #expect((400..<500).contains(reply.status) && reply.isProblem, "\(callback): \(reply)")
+        }
+        #expect(try events() == before)
+        #expect(try relay("IR-J", "banxa", "banxaDidFail", #"{"error":"invalidURL","n":1e50}"#, id: "8c7c2a4e-3f1d-4c8a-9e2b-5d6f7a8b9c02").status == 201)
+    }
+
     @Test("client events with extra fields read back through ledger verify, rebuild, replay and the exports")
     func extraFieldsReadBackEverywhere() throws {
         let from = Timestamp.now()
