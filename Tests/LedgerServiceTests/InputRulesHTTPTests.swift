@@ -49,6 +49,7 @@ final class InputRulesHTTPTests {
                 ("POST", "/v1/orders/\(no)/corrections", ledger.auditor, #"{"status":5,"reason":"test"}"#),
                 ("GET", "/v1/orders/\(no)", ledger.support, ""),
                 ("GET", "/v1/orders/\(no)/events", ledger.support, ""),
+                ("POST", "/v1/enrollments/\(no)/client-tokens", ledger.ingest, "{}"),
                 ("POST", "/v1/enrollments/\(no)/client-events", ledger.ingest,
                  #"{"provider":"bankpay","callback":"close","payload":{"type":"close"},"clientEventId":"\#(Self.uuid)"}"#),
             ]
