@@ -4,13 +4,19 @@
 /// - `banxaDidCompleteCheckout`: BanxaCheckoutResult `{paymentId?, orderId?, status?, rawQuery?}`, strings;
 /// - `banxaDidFail`: the APIError case as `{"error": CASE, ...}` (see `BanxaAPIError`);
 /// - `banxaDidDismiss`: `{}` (no data).
+///
+/// The fields named there are checked; every other member the app sent (an error's
+/// `localizedDescription`, the customer's `email`, a screen name) is kept in the payload
+/// as sent, as webhooks keep unknown fields: the payload is what the app reported, and
+/// the read paths mask e-mail addresses in it for everyone but auditors.
 public enum BanxaCallbacks {
     public static let completeCheckout = "banxaDidCompleteCheckout"
     public static let fail = "banxaDidFail"
     public static let dismiss = "banxaDidDismiss"
     public static let names = [completeCheckout, fail, dismiss]
 
-    /// Validates a callback's payload and returns it in canonical form.
+    /// Validates a callback's payload and returns it whole: the checked fields as sent, and
+    /// the ones the SDK does not name beside them (a missing or null payload is `{}`).
     public static func normalize(callback: String, payload: JSONValue?) throws(CoreError) -> JSONValue {
         switch callback {
         case completeCheckout:
@@ -23,13 +29,18 @@ public enum BanxaCallbacks {
             }
             return p
         case fail:
-            guard let payload else { throw .callbackPayloadMismatch("banxaDidFail needs the error, e.g. {\"error\":\"serverError\",\"code\":502}") }
-            return try BanxaAPIError(json: payload).json
-        case dismiss:
-            if let payload, !payload.isNull, payload != .object([]) {
-                throw .callbackPayloadMismatch("banxaDidDismiss carries no data")
+            guard let payload, !payload.isNull else {
+                throw .callbackPayloadMismatch("banxaDidFail needs the error, e.g. {\"error\":\"serverError\",\"code\":502}")
             }
-            return .object([])
+            _ = try BanxaAPIError(json: payload)   // the case and its value checked; the rest kept
+            return payload
+        case dismiss:
+            // The SDK passes no data; what the app adds of its own is kept, in an object.
+            guard let payload, !payload.isNull else { return .object([]) }
+            guard case .object = payload else {
+                throw .callbackPayloadMismatch("banxaDidDismiss carries no data of the SDK's; anything the app adds must be an object")
+            }
+            return payload
         default:
             throw .unknownCallback(provider: BanxaWebhook.provider, callback: callback)
         }

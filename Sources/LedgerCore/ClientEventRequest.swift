@@ -6,7 +6,7 @@ public enum ClientEventRequest {
     /// callback of one of the names providers.md lists (`knownNames`), with any
     /// JSON payload.
     public static func parse(merchantOrderNo: MerchantOrderNo, body: [UInt8], receivedAt: Timestamp) throws(CoreError) -> ClientSignal {
-        let (_, f) = try FieldReader.parseObject(body, what: "request body")
+        let (_, f) = try FieldReader.parseRequest(body, what: "request body")
         let common = try Common(f)
         let callback: String
         let payload: JSONValue
@@ -40,7 +40,7 @@ public enum ClientEventRequest {
     /// A BankPay enrollment callback, for the enrollment's own stream.
     public static func parseEnrollment(enrollmentRef: String, body: [UInt8], receivedAt: Timestamp) throws(CoreError) -> EnrollmentSignal {
         guard MerchantOrderNo.isValid(enrollmentRef) else { throw .invalidEnrollmentRef(enrollmentRef) }
-        let (_, f) = try FieldReader.parseObject(body, what: "request body")
+        let (_, f) = try FieldReader.parseRequest(body, what: "request body")
         let common = try Common(f)
         guard common.provider == BankPayCallbacks.provider else {
             throw .invalidField(name: "provider", reason: "enrollments are BankPay's; the provider must be \"bankpay\"")

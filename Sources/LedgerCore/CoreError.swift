@@ -129,8 +129,10 @@ public enum CoreError: Error, Hashable, Sendable, CustomStringConvertible {
         case .missingOrderReference:
             return "The body names no merchant order number, so the event cannot be attached to an order."
         case .invalidMerchantOrderNo(let text):
-            return "The merchant order number \(Self.quote(text)) is not 1-64 characters of A-Z a-z 0-9 . _ : -."
+            if MerchantOrderNo.isDotSegment(text) { return "The merchant order number (merchantOrderNo) \(Self.dotSegment(text))" }
+            return "The merchant order number (merchantOrderNo) \(Self.quote(text)) is not 1-64 characters of A-Z a-z 0-9 . _ : -."
         case .invalidEnrollmentRef(let text):
+            if MerchantOrderNo.isDotSegment(text) { return "The enrollment reference \(Self.dotSegment(text))" }
             return "The enrollment reference \(Self.quote(text)) is not 1-64 characters of A-Z a-z 0-9 . _ : -."
         case .statusOutOfRange(let text):
             return "The status \(Self.quote(text)) is not one of the lifecycle codes 1 to 6."
@@ -154,6 +156,11 @@ public enum CoreError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 
     public var description: String { "\(reason): \(message)" }
+
+    /// Why `.` and `..` are refused although their characters are allowed.
+    private static func dotSegment(_ text: String) -> String {
+        "\(quote(text)) is a dot segment, which clients that normalise URLs (curl, browsers) remove from a path: it could never be reached by its path."
+    }
 
     /// Quotes user text for a message, cut short so a huge input cannot bloat a response.
     static func quote(_ text: String) -> String {

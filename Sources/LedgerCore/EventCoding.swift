@@ -144,7 +144,7 @@ extension LedgerEvent {
                 body: p.value("body"), idempotencyKey: try p.string("idempotencyKey")))
         case EventType.enrollmentSignal:
             let ref = try p.string("enrollmentRef")
-            guard MerchantOrderNo.isValid(ref) else { throw .invalidEvent(type: type, reason: "enrollmentRef is not valid") }
+            guard MerchantOrderNo.isStoredForm(ref) else { throw .invalidEvent(type: type, reason: "enrollmentRef is not valid") }
             self = .enrollment(EnrollmentSignal(
                 enrollmentRef: ref, provider: try p.string("provider"), callback: try p.string("callback"),
                 payload: p.value("payload") ?? .null, clientEventId: try p.string("clientEventId"),
@@ -197,8 +197,9 @@ struct StoredPayload {
 
     func orderNo() throws(CoreError) -> MerchantOrderNo {
         let s = try string("merchantOrderNo")
-        guard MerchantOrderNo.isValid(s) else { throw .invalidEvent(type: type, reason: "merchantOrderNo is not valid") }
-        return try MerchantOrderNo(s)
+        // Stored form: an order registered as "." or ".." before they were refused still reads back.
+        guard MerchantOrderNo.isStoredForm(s) else { throw .invalidEvent(type: type, reason: "merchantOrderNo is not valid") }
+        return try MerchantOrderNo(stored: s)
     }
 
     func source() throws(CoreError) -> EventSource {

@@ -2,12 +2,34 @@
 /// that names the field. Shared by request parsers, adapters and event decoding.
 struct FieldReader {
     let fields: [(String, JSONValue)]
+    /// Whose format the object is in: it decides how text fields are read.
+    let dialect: Dialect
     /// Longest free-text field accepted (names, hashes, ids); bounds stored sizes.
     static let maxTextLength = 1024
 
-    init(_ value: JSONValue, what: String) throws(CoreError) {
+    /// How text fields are read.
+    enum Dialect {
+        /// A provider's body or response (webhooks, query results, SDK data): ids may come
+        /// as JSON numbers (`order_id: 123`, `chainId: 2`), amounts too, and an empty
+        /// string means the field is absent (Banxa sends `"transaction_hash": ""`).
+        case provider
+        /// A request to the ledger's own API (http-api.md): every field it gives as text
+        /// is a JSON string, never a number (`1000` and `1000.0` would be one number
+        /// written two ways, and a client that sent a number may already have rounded it
+        /// through a float), and an empty string is refused rather than read as absent.
+        case request
+    }
+
+    init(_ value: JSONValue, what: String, dialect: Dialect = .provider) throws(CoreError) {
         guard case .object(let f) = value else { throw .notAnObject(what: what) }
         fields = f
+        self.dialect = dialect
+    }
+
+    /// Parses a request body to the ledger's own API: a UTF-8 JSON object read in the `request` dialect.
+    static func parseRequest(_ bytes: [UInt8], what: String) throws(CoreError) -> (JSONValue, FieldReader) {
+        let (value, _) = try parseObject(bytes, what: what)
+        return (value, try FieldReader(value, what: what, dialect: .request))
     }
 
     /// Parses bytes that must be a UTF-8 JSON object.
@@ -35,40 +57,74 @@ struct FieldReader {
         return s
     }
 
-    /// A string when present (null counts as absent); empty strings count as absent too.
+    /// A string when present (null counts as absent). An empty string counts as absent
+    /// from a provider and is refused in a request.
     func optionalString(_ key: String, maxLength: Int = maxTextLength) throws(CoreError) -> String? {
         guard let v = value(key) else { return nil }
-        guard case .string(let s) = v else { throw .invalidField(name: key, reason: "it must be a string") }
+        guard case .string(let s) = v else { throw .invalidField(name: key, reason: notAString(v)) }
         return try checked(key, s, maxLength: maxLength)
     }
 
-    /// A string or a number given as text (ids such as `order_id: 123` or `chainId: 2`).
+    /// A string, or from a provider also a number given as text (ids such as
+    /// `order_id: 123` or `chainId: 2`); in a request, a string only.
     func optionalText(_ key: String, maxLength: Int = maxTextLength) throws(CoreError) -> String? {
         guard let v = value(key) else { return nil }
-        switch v {
-        case .string(let s): return try checked(key, s, maxLength: maxLength)
-        case .number(let n): return n
+        switch (v, dialect) {
+        case (.string(let s), _): return try checked(key, s, maxLength: maxLength)
+        case (.number(let n), .provider): return n
+        case (_, .request): throw .invalidField(name: key, reason: notAString(v))
         default: throw .invalidField(name: key, reason: "it must be a string or a number")
         }
     }
 
     private func checked(_ key: String, _ s: String, maxLength: Int) throws(CoreError) -> String? {
-        if s.isEmpty { return nil }
+        if s.isEmpty {
+            guard dialect == .provider else { throw .invalidField(name: key, reason: Self.emptyReason) }
+            return nil
+        }
         if s.utf8.count > maxLength { throw .invalidField(name: key, reason: "it is longer than \(maxLength) bytes") }
         return s
     }
 
-    /// An amount given as a decimal string or a JSON number, validated as an
-    /// exact decimal (not negative) and returned as the text given.
+    /// Why a request's empty string is refused (a client that means "none" leaves the field out).
+    static let emptyReason = "it is an empty string (an optional field without a value is left out, or null)"
+
+    /// The reason a non-string is refused, naming what came instead.
+    private func notAString(_ v: JSONValue) -> String {
+        guard dialect == .request else { return "it must be a string" }
+        if case .number(let n) = v { return "it must be a JSON string such as \"\(n.prefix(40))\", not a number" }
+        return "it must be a JSON string"
+    }
+
+    /// An amount, validated as an exact decimal (not negative) and returned as the text
+    /// given: from a provider a decimal string or a JSON number, in a request (where
+    /// http-api.md says amounts are decimal strings) a decimal string only.
     func optionalAmount(_ key: String) throws(CoreError) -> String? {
         guard let v = value(key) else { return nil }
         let text: String
-        switch v {
-        case .string(let s): text = s
-        case .number(let n): text = n
+        switch (v, dialect) {
+        case (.string(let s), _): text = s
+        case (.number(let n), .provider): text = n
+        case (.number(let n), .request):
+            throw .invalidField(name: key, reason: "an amount is a decimal string such as \"\(n.prefix(40))\", not a JSON number")
         default: throw .invalidField(name: key, reason: "an amount must be a decimal string")
         }
-        let d = try ExactDecimal(parsing: text)
+        let d: ExactDecimal
+        switch dialect {
+        case .provider:
+            d = try ExactDecimal(parsing: text)
+        case .request:
+            // Named for the field: a request may carry two amounts (amount, fiatAmount).
+            if text.isEmpty { throw .invalidField(name: key, reason: Self.emptyReason) }
+            do throws(CoreError) { d = try ExactDecimal(parsing: text) } catch {
+                switch error {
+                case .amountTooLong(let length, let limit):
+                    throw .invalidField(name: key, reason: "it is too long (\(length) characters, at most \(limit))")
+                default:
+                    throw .invalidField(name: key, reason: "\(CoreError.quote(text)) is not a plain decimal number such as 40 or 0.015")
+                }
+            }
+        }
         if d.isNegative { throw .invalidField(name: key, reason: "an amount cannot be negative") }
         return text
     }
@@ -120,9 +176,23 @@ struct FieldReader {
         }
     }
 
+    /// The order a body names. A provider may write it as a number (web3's webhooks); a
+    /// request names it as a JSON string, else `1000` and `1000.0` would be two orders.
+    /// A provider's `.` or `..` is taken as sent (`MerchantOrderNo(stored:)`): it names an
+    /// order the merchant created with the provider (perhaps registered before dot segments
+    /// were refused), and refusing a verified delivery would lose the evidence of a payment.
     func merchantOrderNo(_ key: String) throws(CoreError) -> MerchantOrderNo {
         guard let v = value(key) else { throw .missingOrderReference }
-        guard let text = v.scalarText else { throw .invalidMerchantOrderNo(JSONSerializer.string(v)) }
-        return try MerchantOrderNo(text)
+        switch dialect {
+        case .provider:
+            guard let text = v.scalarText else { throw .invalidMerchantOrderNo(JSONSerializer.string(v)) }
+            return try MerchantOrderNo(stored: text)
+        case .request:
+            guard case .string(let text) = v else {
+                throw .invalidField(name: key, reason: "an order number is a JSON string"
+                                    + (v.scalarText.map { " such as \"\($0.prefix(64))\", never a number" } ?? ""))
+            }
+            return try MerchantOrderNo(text)
+        }
     }
 }

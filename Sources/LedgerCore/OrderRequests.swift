@@ -3,7 +3,7 @@ public enum OrderRequests {
     /// `POST /v1/orders`: `{merchantOrderNo, provider, amount, asset, chainId?, tokenId?,
     /// fiatCurrency?, fiatAmount?, externalCustomerId?, providerOrderId?, providerResponse?}`.
     public static func registration(body: [UInt8], receivedAt: Timestamp) throws(CoreError) -> OrderRegistration {
-        let (_, f) = try FieldReader.parseObject(body, what: "request body")
+        let (_, f) = try FieldReader.parseRequest(body, what: "request body")
         let no = try f.merchantOrderNo("merchantOrderNo")
         let provider = try f.provider()
         let response = f.value("providerResponse")
@@ -32,7 +32,7 @@ public enum OrderRequests {
     /// are mapped by their adapters (a Banxa `refunded` gives an adjustment); any other
     /// provider's response must carry `status` 1-6.
     public static func observation(merchantOrderNo: MerchantOrderNo, body: [UInt8], receivedAt: Timestamp) throws(CoreError) -> LedgerEvent {
-        let (_, f) = try FieldReader.parseObject(body, what: "request body")
+        let (_, f) = try FieldReader.parseRequest(body, what: "request body")
         let provider = try f.provider()
         guard let response = f.value("response") else { throw .missingField("response") }
         guard case .object = response else { throw .notAnObject(what: "response") }
@@ -47,7 +47,7 @@ public enum OrderRequests {
     /// content keyed to the order's newest event (`CorrectionKey`), at `newestPosition`.
     public static func correction(merchantOrderNo: MerchantOrderNo, body: [UInt8], actor: String, uniqueId: String?,
                                   newestPosition: Int64 = 0, receivedAt: Timestamp) throws(CoreError) -> StatusObservation {
-        let (_, f) = try FieldReader.parseObject(body, what: "request body")
+        let (_, f) = try FieldReader.parseRequest(body, what: "request body")
         guard let statusValue = f.value("status") else { throw .missingField("status") }
         let status = try OrderStatus.parse(statusValue)
         let reason = try f.string("reason", maxLength: 2000)

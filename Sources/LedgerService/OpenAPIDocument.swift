@@ -1252,7 +1252,7 @@ enum OpenAPIDocument {
             "type": "string",
             "pattern": "^\\+?[0-9]+(\\.[0-9]+)?$",
             "maxLength": 64,
-            "description": "A non-negative exact decimal number as a string (at most 64 characters, no exponent). The service also accepts a JSON number in requests and keeps its text, but clients should send strings.",
+            "description": "A non-negative exact decimal number as a string (at most 64 characters, no exponent). In a request to the ledger a JSON number is refused (400): a client's number may already have passed through a float. Providers' bodies (webhooks, query responses) may carry numbers; they are read as given.",
             "examples": [
               "40",
               "0.015",
@@ -1262,9 +1262,15 @@ enum OpenAPIDocument {
           "MerchantOrderNo": {
             "type": "string",
             "pattern": "^[A-Za-z0-9._:-]{1,64}$",
+            "not": {
+              "enum": [
+                ".",
+                ".."
+              ]
+            },
             "minLength": 1,
             "maxLength": 64,
-            "description": "The merchant's order number: 1-64 characters of `A-Z a-z 0-9 . _ : -`. The order's identity and idempotency key.",
+            "description": "The merchant's order number: 1-64 characters of `A-Z a-z 0-9 . _ : -`, and neither `.` nor `..` (clients that normalise URLs remove those path segments). Always a JSON string, never a number. The order's identity and idempotency key.",
             "examples": [
               "ORD-2026-000123"
             ]
@@ -1723,21 +1729,15 @@ enum OpenAPIDocument {
                 ]
               },
               "chainId": {
-                "type": [
-                  "string",
-                  "integer"
-                ],
-                "description": "web3 chain id (string or number, kept as text).",
+                "type": "string",
+                "description": "web3 chain id, as a string (`\"56\"`; a JSON number is refused).",
                 "examples": [
                   "56"
                 ]
               },
               "tokenId": {
-                "type": [
-                  "string",
-                  "integer"
-                ],
-                "description": "web3 token id (string or number, kept as text)."
+                "type": "string",
+                "description": "web3 token id, as a string (a JSON number is refused)."
               },
               "fiatCurrency": {
                 "type": "string",
@@ -1761,11 +1761,8 @@ enum OpenAPIDocument {
                 "maxLength": 256
               },
               "providerOrderId": {
-                "type": [
-                  "string",
-                  "integer"
-                ],
-                "description": "The provider's order id; for web3 it defaults to `providerResponse.orderNo`."
+                "type": "string",
+                "description": "The provider's order id, as a string; for web3 it defaults to `providerResponse.orderNo` (which the gateway may send as a number)."
               },
               "providerResponse": {
                 "type": "object",
@@ -1859,7 +1856,7 @@ enum OpenAPIDocument {
                 "$ref": "#/components/schemas/CallbackName"
               },
               "payload": {
-                "description": "The callback's data as the SDK gave it. Banxa `banxaDidCompleteCheckout`: BanxaCheckoutResult `{paymentId?, orderId?, status?, rawQuery?}` (strings); `banxaDidFail`: the APIError case as `{error: CASE, ...}` (`invalidURL`, `serverError` with `code`, `unauthorized`, `decodingFailed` with `message`, `networkUnavailable`, `missingCredentials` with `fields`, `sdkNotConfigured`, `checkoutFailed` with `rawQuery?`, `unknown` with `message`); `banxaDidDismiss`: none. BankPay: the callback dictionary, e.g. `{type: \"bankAccountAdded\", data: {intent_id}}`, `{type: \"acceptedTransactionIntentServiceFee\", data: {transactionIntentId}}`, `{type: \"close\"}`, `{error: \"declined\", message, errors}`."
+                "description": "The callback's data as the SDK gave it. Banxa `banxaDidCompleteCheckout`: BanxaCheckoutResult `{paymentId?, orderId?, status?, rawQuery?}` (strings); `banxaDidFail`: the APIError case as `{error: CASE, ...}` (`invalidURL`, `serverError` with `code`, `unauthorized`, `decodingFailed` with `message`, `networkUnavailable`, `missingCredentials` with `fields`, `sdkNotConfigured`, `checkoutFailed` with `rawQuery?`, `unknown` with `message`); `banxaDidDismiss`: none. BankPay: the callback dictionary, e.g. `{type: \"bankAccountAdded\", data: {intent_id}}`, `{type: \"acceptedTransactionIntentServiceFee\", data: {transactionIntentId}}`, `{type: \"close\"}`, `{error: \"declined\", message, errors}`. The fields named here are checked; any other member the app sends (an error's `localizedDescription`, an `email`) is kept in the stored payload as sent, shown with e-mail addresses masked to everyone but auditors."
               },
               "clientEventId": {
                 "type": "string",
@@ -2675,6 +2672,12 @@ enum OpenAPIDocument {
             "schema": {
               "type": "string",
               "pattern": "^[A-Za-z0-9._:-]{1,64}$",
+              "not": {
+                "enum": [
+                  ".",
+                  ".."
+                ]
+              },
               "minLength": 1,
               "maxLength": 64
             },
@@ -2688,6 +2691,12 @@ enum OpenAPIDocument {
             "schema": {
               "type": "string",
               "pattern": "^[A-Za-z0-9._:-]{1,64}$",
+              "not": {
+                "enum": [
+                  ".",
+                  ".."
+                ]
+              },
               "minLength": 1,
               "maxLength": 64
             },

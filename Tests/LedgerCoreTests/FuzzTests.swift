@@ -51,7 +51,7 @@ struct FuzzTests {
     static let banxaBody = #"{"order_id":"8f3b","status":"complete","status_date":"2024-01-31 12:48:36","external_id":"SO-1","crypto_coin":"ETH","crypto_amount":"0.01","fiat_currency":"EUR","fiat_amount":"40","transaction_hash":"0xabc","metadata":null}"#
     static let clientBody = #"{"provider":"banxa","callback":"banxaDidFail","payload":{"error":"serverError","code":502},"clientEventId":"6f1c2a4e-3f1d-4c8a-9e2b-5d6f7a8b9c0d","occurredAt":"2026-11-29T12:00:00Z"}"#
     static let bankpayBody = #"{"provider":"bankpay","callback":"bankAccountAdded","payload":{"type":"bankAccountAdded","data":{"intent_id":"ei_1"}},"clientEventId":"6f1c2a4e-3f1d-4c8a-9e2b-5d6f7a8b9c0d"}"#
-    static let registrationBody = #"{"merchantOrderNo":"SO-1","provider":"web3","amount":"40.00","asset":"USDT","chainId":2,"tokenId":1,"fiatCurrency":"EUR","fiatAmount":"37","providerResponse":{"code":0,"orderNo":"P1"}}"#
+    static let registrationBody = #"{"merchantOrderNo":"SO-1","provider":"web3","amount":"40.00","asset":"USDT","chainId":"2","tokenId":"1","fiatCurrency":"EUR","fiatAmount":"37","providerResponse":{"code":0,"orderNo":"P1"}}"#
     static let observationBody = #"{"provider":"web3","response":{"code":0,"status":4,"statusText":"completed","txHash":"0x1"},"observedAt":"2026-11-29T12:00:00Z"}"#
     static let genericBody = #"{"provider":"acme-pay","response":{"status":"3","amount":"1.5","asset":"USD","orderNo":"A"}}"#
     static let banxaQueryBody = #"{"provider":"banxa","response":{"data":{"order":{"status":"refunded","external_id":"SO-1","fiat_amount":"4"}}}}"#

@@ -151,14 +151,16 @@ struct Web3SeedTests {
         #expect(coreError { try Web3Query.observation(merchantOrderNo: orderNo("SO-1"), response: other, observedAt: t0) }?.reason == "order_reference_mismatch")
     }
 
+    /// The seed's createOrder request writes `chainId: 2` (the gateway's format); the ledger's
+    /// registration gives its ids as strings (http-api.md), so the backend sends "2".
     @Test("the seed's createOrder request and response register an order, taking orderNo as the provider order id")
     func registration() throws {
-        let body = bytes(#"{"merchantOrderNo":"SO-20261129-0001","provider":"web3","amount":"40.00","asset":"USDT","chainId":2,"tokenId":1,"providerResponse":{"code":0,"orderNo":"P1764417600123","payAddress":"TXYZ","payAmountDisplay":"40.00","payAmountMinimal":"40000000","chainKey":"tron","msg":"ok"}}"#)
+        let body = bytes(#"{"merchantOrderNo":"SO-20261129-0001","provider":"web3","amount":"40.00","asset":"USDT","chainId":"2","tokenId":"1","providerResponse":{"code":0,"orderNo":"P1764417600123","payAddress":"TXYZ","payAmountDisplay":"40.00","payAmountMinimal":"40000000","chainKey":"tron","msg":"ok"}}"#)
         let r = try OrderRequests.registration(body: body, receivedAt: t0)
         #expect(r.amount == "40.00" && r.asset == "USDT" && r.chainId == "2" && r.tokenId == "1")
         #expect(r.providerOrderId == "P1764417600123")
         #expect(r.idempotencyKey == "register:SO-20261129-0001")
-        let same = try OrderRequests.registration(body: bytes(#"{"merchantOrderNo":"SO-20261129-0001","provider":"web3","amount":"40","asset":"USDT","chainId":"2","tokenId":1,"providerResponse":{"code":0,"orderNo":"P1764417600123","payAddress":"TXYZ","payAmountDisplay":"40.00","payAmountMinimal":"40000000","chainKey":"tron","msg":"ok"}}"#), receivedAt: at(5))
+        let same = try OrderRequests.registration(body: bytes(#"{"merchantOrderNo":"SO-20261129-0001","provider":"web3","amount":"40","asset":"USDT","chainId":"2","tokenId":"1","providerResponse":{"code":0,"orderNo":"P1764417600123","payAddress":"TXYZ","payAmountDisplay":"40.00","payAmountMinimal":"40000000","chainKey":"tron","msg":"ok"}}"#), receivedAt: at(5))
         #expect(r.sameContent(as: same))
         let other = try OrderRequests.registration(body: bytes(#"{"merchantOrderNo":"SO-20261129-0001","provider":"web3","amount":"41","asset":"USDT"}"#), receivedAt: at(5))
         #expect(!r.sameContent(as: other))

@@ -19,7 +19,7 @@ struct ReplayCommand {
         }
         try args.allowOnly(flags: ["help", "json"])
         let no: MerchantOrderNo
-        do { no = try MerchantOrderNo(try args.required("order")) } catch let e as CoreError {
+        do { no = try MerchantOrderNo(stored: try args.required("order")) } catch let e as CoreError {
             throw CLIError.usage("--order: \(e.message)")
         }
         var asOf: Timestamp?

@@ -151,7 +151,7 @@ struct APIHandler: Sendable {
         func enrollmentRef() throws -> String {
             let ref = parameters["ref"] ?? ""
             guard MerchantOrderNo.isValid(ref) else {
-                throw ServiceError.badRequest("an enrollment reference is 1-64 characters of A-Z a-z 0-9 . _ : -")
+                throw ServiceError.badRequest("an enrollment reference is 1-64 characters of A-Z a-z 0-9 . _ : -, and neither . nor ..")
             }
             if let p = principal, p.role == .client, p.scope != .enrollment(ref) {
                 throw ServiceError.forbidden("this client token is not scoped to enrollment \(ref): mint one with POST /v1/enrollments/\(ref)/client-tokens")

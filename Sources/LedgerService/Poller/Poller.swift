@@ -78,7 +78,7 @@ struct Poller: Sendable {
         }
         return try (0..<rows.count).compactMap { r in
             // An order number the core refuses cannot have been stored; skip it rather than stall.
-            guard let no = try? MerchantOrderNo(try rows.string(r, "merchant_order_no")) else { return nil }
+            guard let no = try? MerchantOrderNo(stored: try rows.string(r, "merchant_order_no")) else { return nil }
             return (no, Int(try rows.int64(r, "attempts")))
         }
     }

@@ -30,7 +30,7 @@ struct ReadModelCheck {
             after = numbers.last ?? after
             let streams = try store.read(streams: numbers.map { "order-" + $0 }, on: c)
             for (r, text) in numbers.enumerated() {
-                guard let no = try? MerchantOrderNo(text),
+                guard let no = try? MerchantOrderNo(stored: text),
                       let stored = try? OrderState(storage: JSONValue.parse(stored: try page.string(r, "state"))) else {
                     found.append("order \(text): the read model row cannot be read")
                     continue

@@ -110,7 +110,7 @@ final class DocumentBatcher: @unchecked Sendable {
         for (no, row) in try orders.documents(numbers, on: c) {
             if let document = row.document {
                 out[no] = OrderDocuments(document: document, masked: row.masked == document ? nil : row.masked)
-            } else if let loaded = try orders.load(try MerchantOrderNo(no), on: c) {
+            } else if let loaded = try orders.load(try MerchantOrderNo(stored: no), on: c) {
                 out[no] = OrderDocuments(loaded.0)
             }
         }

@@ -37,7 +37,7 @@ struct OrderCursor: Sendable, Equatable {
         guard encoded.count <= 200, let data = Data(base64Encoded: b64), let text = String(data: data, encoding: .utf8),
               let colon = text.firstIndex(of: ":"), let micros = Int64(text[..<colon]) else { return nil }
         let no = String(text[text.index(after: colon)...])
-        guard MerchantOrderNo.isValid(no) else { return nil }
+        guard MerchantOrderNo.isStoredForm(no) else { return nil }   // a page may end at a legacy "." order
         self.init(updatedAt: micros, merchantOrderNo: no)
     }
 }
