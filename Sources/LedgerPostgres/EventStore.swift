@@ -50,6 +50,12 @@ public struct EventStore: Sendable {
         return r.count == 0 ? nil : (try r.string(0, "stream"), try r.string(0, "type"))
     }
 
+    /// The raw bytes stored with the event at `position` (nil when it has none, or there is no such event).
+    public func raw(at position: Int64, on connection: PostgresConnection) throws -> [UInt8]? {
+        let r = try connection.query("SELECT raw FROM ledger.events WHERE position = $1", [.int(position)])
+        return r.count == 0 ? nil : try r.bytes(0, "raw")
+    }
+
     /// The newest event of `stream` (its receipt and idempotency key), if it has any.
     public func newest(inStream stream: String, on connection: PostgresConnection) throws -> (receipt: EventReceipt, idempotencyKey: String)? {
         let r = try connection.query("""

@@ -207,7 +207,7 @@ final class HostileReadBackTests {
 
         // The CLI's read paths: replay (as a table and as JSON), verify, rebuild, verify again.
         let env = ["DATABASE_URL": ledger.databaseURL]
-        for no in orders.prefix(Self.orders) + orders.suffix(20) {
+        for no in orders.prefix(40) + orders.suffix(20) {
             for arguments in [["replay", "--order", no], ["replay", "--order", no, "--json"]] {
                 let run = CLIRun()
                 #expect(run(arguments, env: env) == 0, "\(arguments): \(run.errorLines)")
@@ -235,18 +235,33 @@ final class HostileReadBackTests {
         }
 
         lap("the exports")
-        // A poller pass over every unpaid web3 order, the gateway answering with hostile fields too.
-        var answers = HostileJSON(seed: 0x9011, refusable: true)
-        for n in 0..<Self.orders {
-            let extra = answers.members(2, depth: JSONParser.maxDepth - 1).joined(separator: ",")
+        // A poller pass over unpaid web3 orders that hold hostile content (a client event's
+        // payload, a webhook's unmapped fields), the gateway answering with hostile fields too.
+        var hostile = HostileJSON(seed: 0x9011, refusable: false)
+        for n in 0..<50 {
+            let no = "HP-\(n)"
+            #expect(try ledger.register(no).status == 201)
+            let relay = try ledger.client.post("/v1/orders/\(no)/client-events", token: ledger.ingest, json: """
+                {"provider":"web3","callback":"close","payload":\(hostile.value(depth: JSONParser.maxDepth - 1)),"clientEventId":"\(Self.uuid(n, 9))"}
+                """)
+            #expect(relay.status == 201, "\(relay)")
+            let webhook = "{" + ([#""merchantOrderNo":"\#(no)","status":2"#] + hostile.members(2, depth: JSONParser.maxDepth - 1)).joined(separator: ",") + "}"
+            #expect(try ledger.sendWeb3(Array(webhook.utf8)).status == 200)
+            let extra = hostile.members(2, depth: JSONParser.maxDepth - 1).joined(separator: ",")
             gateway.answers.with {
-                $0["HX-\(n)"] = .json(200, Array(#"{"code":0,"data":{"merchantOrderNo":"HX-\#(n)","status":2,"orderNo":"GW-\#(n)"},\#(extra)}"#.utf8))
+                $0[no] = .json(200, Array(#"{"code":0,"data":{"merchantOrderNo":"\#(no)","status":2,"orderNo":"GW-\#(no)"},\#(extra)}"#.utf8))
+            }
+        }
+        for n in 0..<Self.orders {
+            gateway.answers.with {
+                $0["HX-\(n)"] = .json(200, Array(#"{"code":0,"data":{"merchantOrderNo":"HX-\#(n)","status":2,"orderNo":"GW-HX-\#(n)"}}"#.utf8))
             }
         }
         let poll = CLIRun()
         let pollCode = poll(["poll", "--once"], env: env.merging(["LEDGER_WEB3_API_BASE": gateway.base, "LEDGER_WEB3_API_KEYS": "k"]) { a, _ in a })
         #expect(pollCode == 0, "ledger poll --once: \(poll.errorLines.prefix(5))")
-        #expect(!gateway.asked.snapshot.isEmpty, "the poller asked about no order")
+        #expect(Set(gateway.asked.snapshot.map(\.order)).isSuperset(of: (0..<50).map { "HP-\($0)" }), "the poller missed orders")
+        #expect(poll.output.last?.hasSuffix(", 0 failed") == true, "\(poll.output)")
         lap("a poller pass")
         #expect(try ledger.verify() == [])
     }

@@ -51,7 +51,10 @@ public struct HostileJSON {
     public mutating func object(depth: Int, extraMembers: Int = 0) -> String {
         var keys: [String] = []
         for _ in 0..<(Int.random(in: 0...4, using: &rng) + extraMembers) {
-            keys.append(refusable && !keys.isEmpty && chance(2) ? pick(keys) : key())
+            if refusable && !keys.isEmpty && chance(2) { keys.append(pick(keys)); continue }
+            let fresh = key()
+            // Keys drawn alike repeat by chance; a repeat only when asked for (above).
+            if !keys.contains(fresh) { keys.append(fresh) }
         }
         return "{" + keys.map { "\($0):\(value(depth: depth - 1))" }.joined(separator: ",") + "}"
     }

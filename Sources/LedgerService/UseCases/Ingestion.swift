@@ -181,13 +181,27 @@ struct Ingestion: Sendable {
     func clientEvent(_ no: MerchantOrderNo, _ request: HTTPRequest, principal: Principal, now: Timestamp) throws -> WriteResult {
         let signal = try ClientEventRequest.parse(merchantOrderNo: no, body: request.body, receivedAt: now)
         try refuseFuture(signal.occurredAt, "occurredAt", now: now, toleranceSeconds: Self.clientClockToleranceSeconds)
-        return try commit(.clientSignal(signal), raw: request.body, request: request, verifiedBy: "token:" + principal.name)
+        return try commitRelay(.clientSignal(signal), request, principal: principal)
     }
 
     func enrollmentEvent(_ ref: String, _ request: HTTPRequest, principal: Principal, now: Timestamp) throws -> WriteResult {
         let signal = try ClientEventRequest.parseEnrollment(enrollmentRef: ref, body: request.body, receivedAt: now)
         try refuseFuture(signal.occurredAt, "occurredAt", now: now, toleranceSeconds: Self.clientClockToleranceSeconds)
-        return try commit(.enrollment(signal), raw: request.body, request: request, verifiedBy: "token:" + principal.name)
+        return try commitRelay(.enrollment(signal), request, principal: principal)
+    }
+
+    /// A relayed SDK callback. Its key is the app's `clientEventId`; a stored event with
+    /// that key and another payload is still this relay when its raw bytes are the
+    /// request's: an earlier version parsed the same bytes into a smaller payload (before
+    /// client events kept every field). Anything else under the key is a conflict (409).
+    private func commitRelay(_ event: LedgerEvent, _ request: HTTPRequest, principal: Principal) throws -> WriteResult {
+        let outcome = try appendOutcome(event, raw: request.body, request: request, verifiedBy: "token:" + principal.name)
+        if case .keyConflict(let existing) = outcome,
+           try pool.withConnection({ try EventStore().raw(at: existing.position, on: $0) }) == request.body {
+            try pool.withConnection { try EventStore().countRedelivery(of: existing.position, on: $0) }
+            return WriteResult(eventID: existing.eventID, position: existing.position, duplicate: true)
+        }
+        return try Self.writeResult(outcome)
     }
 
     /// The newest event wins in the read models (the status, the last client signal), so a
