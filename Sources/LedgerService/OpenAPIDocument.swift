@@ -45,7 +45,7 @@ enum OpenAPIDocument {
           "post": {
             "operationId": "receiveWeb3Webhook",
             "summary": "Receive a web3 gateway payment callback",
-            "description": "The web3 gateway's callback to `notifyUrl`. Authenticated by `X-Pay-Timestamp` and `X-Pay-Signature` (HMAC-SHA256 over the timestamp string followed by the raw body, keyed with the merchant API key; several keys accepted for rotation; timestamps outside the tolerance are rejected), not by a bearer token. The body must be JSON with the order reference and the status; it is stored byte for byte beside its parsed form. A webhook for an order never registered is still stored: the order appears with what the webhook says. A redelivery of the same content (even with a new timestamp) answers 200 with `duplicate: true` and appends nothing. The 200 is sent only after the event is committed.\n\nNo bearer token.",
+            "description": "The web3 gateway's callback to `notifyUrl`. Authenticated by `X-Pay-Timestamp` and `X-Pay-Signature` (HMAC-SHA256 over the timestamp string followed by the raw body, keyed with the merchant API key; several keys accepted for rotation; timestamps outside the tolerance are rejected), not by a bearer token. The body must be JSON with the order reference and the status; it is stored byte for byte beside its parsed form. Fields the ledger does not map are kept whatever they hold: where jsonb cannot hold a part of the body (`\\u0000`, a lone surrogate, nesting deeper than 64, a number beyond PostgreSQL numeric, a repeated key), the delivery is still stored and the event's metadata lists each part under `leftOut`. A correctly signed delivery answered 400 is kept in the quarantine with its reason. A webhook for an order never registered is still stored: the order appears with what the webhook says. A redelivery of the same content (even with a new timestamp) answers 200 with `duplicate: true` and appends nothing. The 200 is sent only after the event is committed.\n\nNo bearer token.",
             "tags": [
               "ingestion"
             ],
@@ -101,7 +101,7 @@ enum OpenAPIDocument {
           "post": {
             "operationId": "receiveBanxaWebhook",
             "summary": "Receive a Banxa order webhook",
-            "description": "Banxa's order webhook (v2). Authenticated by `Authorization: Bearer API_KEY:SIGNATURE:NONCE` (HMAC-SHA256 with the API secret over `POST\\n/v1/webhooks/banxa\\n` + NONCE + `\\n` + raw body; nonces outside the tolerance are rejected), not by a ledger bearer token. The body must be JSON with the order reference and the status; it is stored byte for byte beside its parsed form. A webhook for an order never registered is still stored: the order appears with what the webhook says. A redelivery of the same content (even with a new timestamp) answers 200 with `duplicate: true` and appends nothing. The 200 is sent only after the event is committed.\n\nNo bearer token.",
+            "description": "Banxa's order webhook (v2). Authenticated by `Authorization: Bearer API_KEY:SIGNATURE:NONCE` (HMAC-SHA256 with the API secret over `POST\\n/v1/webhooks/banxa\\n` + NONCE + `\\n` + raw body; nonces outside the tolerance are rejected), not by a ledger bearer token. The body must be JSON with the order reference and the status; it is stored byte for byte beside its parsed form. Fields the ledger does not map are kept whatever they hold: where jsonb cannot hold a part of the body (`\\u0000`, a lone surrogate, nesting deeper than 64, a number beyond PostgreSQL numeric, a repeated key), the delivery is still stored and the event's metadata lists each part under `leftOut`. A correctly signed delivery answered 400 is kept in the quarantine with its reason. A webhook for an order never registered is still stored: the order appears with what the webhook says. A redelivery of the same content (even with a new timestamp) answers 200 with `duplicate: true` and appends nothing. The 200 is sent only after the event is committed.\n\nNo bearer token.",
             "tags": [
               "ingestion"
             ],
@@ -2104,7 +2104,7 @@ enum OpenAPIDocument {
               },
               "metadata": {
                 "type": "object",
-                "description": "Only for `auditor` callers: the event's metadata (request id, verification verdict, signing key id)."
+                "description": "Only for `auditor` callers: the event's metadata (request id, verification verdict, signing key id, and for a provider body with parts jsonb cannot hold, `leftOut`: `[{path, reason}]`, what its parsed form lacks; the raw body has it)."
               },
               "hash": {
                 "type": "string",
