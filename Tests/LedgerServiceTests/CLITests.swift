@@ -120,6 +120,25 @@ struct CLITests {
         #expect(run.output.last == "already up to date")
     }
 
+    @Test("rebuild stops at an event it cannot read back, names its position, exits 1 and leaves the read models as they were")
+    func rebuildRefusesUnreadableEvent() throws {
+        try TestWrites(pool: db.pool(size: 1)).registerAndPay("RB-1")
+        // Through the SQL append path, as someone with the database's keys could: a status
+        // observation without a status, which no version of the ledger wrote.
+        let c = try db.connect()
+        let bad = try c.query("""
+            SELECT position FROM ledger.append_events('[{"stream":"order-RB-2","type":"StatusObserved","source":"webhook",
+              "payload":{"merchantOrderNo":"RB-2","provider":"web3"},"key":"rb-unreadable","observedAtMicros":"1764417600000000"}]'::jsonb)
+            """).int64(0, "position")
+        let before = try c.query("SELECT count(*) AS n FROM ledger.orders").int64(0, "n")
+        let run = CLIRun()
+        #expect(run(["rebuild"], env: env) == 1)
+        #expect(run.errorLines.last?.contains("position \(bad)") == true, "\(run.errorLines)")
+        #expect(try c.query("SELECT count(*) AS n FROM ledger.orders").int64(0, "n") == before, "the rebuild's transaction rolled back")
+        #expect(try c.query("SELECT status FROM ledger.orders WHERE merchant_order_no = 'RB-1'").string(0, "status") == "3")
+        #expect(run(["verify"], env: env) == 1)
+    }
+
     @Test("verify passes on a clean ledger, finds a drifted read model, and rebuild repairs it")
     func verifyAndRebuild() throws {
         // Write through the real projection path: a registration and a paid webhook.
@@ -318,7 +337,7 @@ struct EventMappingTests {
         }
         // A number jsonb would refuse: not marked, so the writer checks and sends it the SQL way.
         let refused = EventMapping.newEvent(.clientSignal(ClientSignal(
-            merchantOrderNo: no, provider: "banxa", callback: "banxaDidFail", payload: .object([("n", .number("1e5000"))]),
+            merchantOrderNo: no, provider: "banxa", callback: "banxaDidFail", payload: .object([("n", .number("1e200000"))]),
             clientEventId: "6f1c2a4e-3f1d-4c8a-9e2b-5d6f7a8b9c0e", occurredAt: now, receivedAt: now)),
             raw: nil, receipt: Receipt(requestID: "r", verifiedBy: "token:t"))
         #expect(!refused.renderedAsJSONB)

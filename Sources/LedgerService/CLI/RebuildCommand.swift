@@ -29,7 +29,7 @@ struct RebuildCommand {
                 var byOrder: [(MerchantOrderNo, [RecordedEvent])] = []
                 var enrollments = Set<String>()
                 for stored in events {
-                    guard let recorded = try? EventMapping.recorded(stored) else { continue }
+                    let recorded = try Self.readable(stored)
                     if let no = recorded.event.merchantOrderNo {
                         if byOrder.last?.0 == no { byOrder[byOrder.count - 1].1.append(recorded) } else { byOrder.append((no, [recorded])) }
                     } else if case .enrollment(let e) = recorded.event {
@@ -45,12 +45,23 @@ struct RebuildCommand {
                 try projection.apply(merged, on: c)
                 for ref in enrollments.sorted() {
                     let stream = try store.read(stream: "enrollment-" + ref, on: c).filter { $0.position <= after }
-                    try projection.enrollments.save(EnrollmentState.replay(ref, stream.compactMap { try? EventMapping.recorded($0) }), on: c)
+                    try projection.enrollments.save(EnrollmentState.replay(ref, stream.map(Self.readable)), on: c)
                 }
             }
             return total
         }
         cli.output("rebuilt the read models from \(count) events")
         return 0
+    }
+
+    /// An event as the projection folds it. One that cannot be read back stops the
+    /// rebuild (its transaction rolls back, the read models stay as they were): a read
+    /// model rebuilt without an event would be wrong, and quietly so.
+    static func readable(_ stored: StoredEvent) throws -> RecordedEvent {
+        do {
+            return try EventMapping.recorded(stored)
+        } catch {
+            throw CLIError.failed("the event at position \(stored.position) cannot be read back (\(error)); nothing was rebuilt", exitCode: 1)
+        }
     }
 }
