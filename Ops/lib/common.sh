@@ -12,7 +12,7 @@ log() { printf '[ops] %s\n' "$*" >&2; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 ensure_packages() {
-  local wanted=(libpq-dev libssl-dev libmicrohttpd-dev libjemalloc-dev libcurl4 pkg-config postgresql-15 postgresql-contrib wrk)
+  local wanted=(libpq-dev libssl-dev libmicrohttpd-dev libjemalloc-dev libcurl4 pkg-config postgresql-15 postgresql-contrib wrk curl openssl)
   local missing=()
   for p in "${wanted[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -29,17 +29,45 @@ free_port() {
 }
 
 # Runs a PostgreSQL tool as the cluster's owner: `postgres` when we are root.
+# From /, which that user can always enter (the checkout may be a folder it cannot);
+# every path given to it is absolute.
 as_pg_owner() {
-  if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+  if [ "$(id -u)" = 0 ]; then (cd / && runuser -u postgres -- "$@"); else "$@"; fi
+}
+
+# Where this checkout's cluster keeps its data. `.ledger/pgdata` when the
+# cluster's owner can reach it; when it cannot (we are root and the checkout
+# sits in a folder user postgres may not enter: root's home, a `mktemp -d`
+# folder), a folder under /var/lib/ledger owned by postgres and named after
+# the checkout's path. The choice is recorded in .ledger/cluster-location, so
+# every later run (and every script) uses the same cluster.
+cluster_data_dir() {
+  local recorded="$LEDGER_STATE/cluster-location"
+  if [ -s "$recorded" ]; then cat "$recorded"; return; fi
+  local data="$LEDGER_STATE/pgdata"
+  if [ "$(id -u)" = 0 ] && ! runuser -u postgres -- test -w "$LEDGER_STATE"; then
+    local name
+    name=$(printf '%s' "$LEDGER_ROOT" | tr -c 'A-Za-z0-9._-' '_' | tail -c 80)
+    name="${name#_}-$(printf '%s' "$LEDGER_ROOT" | sha256sum | cut -c1-12)"
+    data="/var/lib/ledger/$name/pgdata"
+  fi
+  printf '%s\n' "$data" > "$recorded"
+  printf '%s\n' "$data"
 }
 
 # Starts (or reuses) the private cluster and exports DATABASE_URL (superuser,
 # used for migrations and tests) and LEDGER_SERVICE_URL (the service's own
 # least-privileged role).
 start_private_postgres() {
-  local data="$LEDGER_STATE/pgdata" port_file="$LEDGER_STATE/port"
+  local port_file="$LEDGER_STATE/port"
   mkdir -p "$LEDGER_STATE"
   if [ "$(id -u)" = 0 ]; then chown postgres:postgres "$LEDGER_STATE"; fi
+  local data; data=$(cluster_data_dir)
+  if [ "$data" != "$LEDGER_STATE/pgdata" ] && [ ! -d "$data" ]; then
+    log "user postgres cannot reach $LEDGER_STATE: the cluster's data goes to $data (recorded in $LEDGER_STATE/cluster-location)"
+    install -d -o postgres -g postgres -m 700 "$data"
+    chown postgres:postgres "$(dirname "$data")"
+  fi
   if [ ! -s "$data/PG_VERSION" ]; then
     log "initialising a private PostgreSQL cluster in $data"
     as_pg_owner "$PG_BIN/initdb" -D "$data" -U postgres -A trust -E UTF8 --locale=C.UTF-8 >/dev/null
@@ -61,8 +89,10 @@ start_private_postgres() {
 }
 
 stop_private_postgres() {
-  [ -s "$LEDGER_STATE/pgdata/PG_VERSION" ] || return 0
-  as_pg_owner "$PG_BIN/pg_ctl" -D "$LEDGER_STATE/pgdata" -m fast stop >/dev/null 2>&1 || true
+  [ -s "$LEDGER_STATE/cluster-location" ] || [ -s "$LEDGER_STATE/pgdata/PG_VERSION" ] || return 0
+  local data; data=$(cluster_data_dir)
+  [ -s "$data/PG_VERSION" ] || return 0
+  as_pg_owner "$PG_BIN/pg_ctl" -D "$data" -m fast stop >/dev/null 2>&1 || true
 }
 
 setup_database() {

@@ -239,14 +239,25 @@ struct CLITests {
         #expect(run.errorLines.last?.contains("position 1") == true)
     }
 
-    @Test("replay prints every event with the status after it")
+    @Test("replay reads as a report: the order's number, provider, status, paid mark and event count, then every event with the status after it")
     func replay() throws {
         try TestWrites(pool: db.pool(size: 1)).registerAndPay("R-1")
         let run = CLIRun()
         #expect(run(["replay", "--order", "R-1"], env: env) == 0)
-        #expect(run.output.count == 3)
-        #expect(run.output[0].contains("→ 1 awaiting_payment"))
-        #expect(run.output[1].contains("→ 3 paid"))
+        #expect(Array(run.output.prefix(6)) == ["order     R-1", "provider  web3", "status    3 paid", "paid      yes", "events    2", ""],
+                "\(run.output)")
+        #expect(run.output.count == 8)
+        #expect(run.output[6].contains("→ 1 awaiting_payment"))
+        #expect(run.output[7].contains("→ 3 paid"))
+        // As of before the payment: the header is the order as it stood then.
+        let firstRecorded = try db.connect().query("""
+            SELECT to_char(min(recorded_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS t FROM ledger.events
+            """).string(0, "t")
+        let then = CLIRun()
+        #expect(then(["replay", "--order", "R-1", "--as-of", firstRecorded], env: env) == 0,
+                "\(then.errorLines)")
+        #expect(then.output.count == 7 && then.output[2].hasPrefix("status    1 awaiting_payment (as of ") && then.output[3] == "paid      no",
+                "\(then.output)")
         #expect(run(["replay", "--order", "bad order"], env: env) == 64)
     }
 }

@@ -11,8 +11,9 @@ struct ReplayCommand {
         if args.has("help") {
             cli.output("""
                 usage: ledger replay --order NO [--as-of TIME] [--json]
-                  Prints every event of the order in ledger order: position, recorded and observed times, source,
-                  type, how it was verified, and the status after it. --as-of stops at events recorded up to TIME
+                  Prints the order (number, provider, status, paid, how many events), then every event in ledger
+                  order: position, recorded and observed times, source, type, how it was verified, and the status
+                  after it. --as-of stops at events recorded up to TIME
                   (RFC 3339 or a date). --json prints one JSON object per event, then the final state.
                 """)
             return 0
@@ -30,13 +31,14 @@ struct ReplayCommand {
         let stored = try EventStore().read(stream: no.stream, on: cli.connect()).filter { asOf == nil || $0.recordedAt <= asOf! }
         guard !stored.isEmpty else { throw CLIError.failed("no events for order \(no.value)", exitCode: 1) }
         var state = OrderState(merchantOrderNo: no)
+        var rows: [String] = []
         for event in stored {
             let recorded = try EventMapping.recorded(event)
             OrderState.reduce(into: &state, recorded)
             let metadata = try JSONValue.parse(stored: event.metadataJSON)
             let verifiedBy = metadata["verifiedBy"]?.stringValue ?? "unknown"
             if args.has("json") {
-                cli.output(JSONSerializer.string(.object([
+                rows.append(JSONSerializer.string(.object([
                     ("position", .integer(event.position)), ("eventId", .string(event.eventID)),
                     ("type", .string(event.type)), ("source", .string(event.source)),
                     ("recordedAt", .string(event.recordedAt.rfc3339)), ("observedAt", .string(event.observedAt.rfc3339)),
@@ -45,11 +47,23 @@ struct ReplayCommand {
                     ("statusAfter", .integer(state.status.rawValue)),
                 ])))
             } else {
-                cli.output("#\(event.position)  recorded \(event.recordedAt.rfc3339)  observed \(event.observedAt.rfc3339)  \(event.source)/\(event.type)  verified by \(verifiedBy)  → \(state.status.rawValue) \(state.statusName)\(state.attention ? " (attention)" : "")")
+                rows.append("#\(event.position)  recorded \(event.recordedAt.rfc3339)  observed \(event.observedAt.rfc3339)  \(event.source)/\(event.type)  verified by \(verifiedBy)  → \(state.status.rawValue) \(state.statusName)\(state.attention ? " (attention)" : "")")
             }
         }
-        cli.output(args.has("json") ? JSONSerializer.string(state.toJSON())
-                                    : "final: \(state.status.rawValue) \(state.statusName), paid \(state.paid), attention \(state.attention), \(state.eventCount) events")
+        if args.has("json") {
+            rows.forEach(cli.output)
+            cli.output(JSONSerializer.string(state.toJSON()))
+            return 0
+        }
+        // A report: what the order is now (or was at --as-of), then how it got there.
+        let asOfNote = asOf.map { " (as of \($0.rfc3339))" } ?? ""
+        cli.output("order     \(no.value)")
+        cli.output("provider  \(state.provider ?? "unknown")")
+        cli.output("status    \(state.status.rawValue) \(state.statusName)\(asOfNote)\(state.attention ? ", needs attention" : "")")
+        cli.output("paid      \(state.paid ? "yes" : "no")")
+        cli.output("events    \(stored.count)")
+        cli.output("")
+        rows.forEach(cli.output)
         return 0
     }
 }
