@@ -94,8 +94,8 @@ public enum BanxaWebhook {
         var event = try BanxaMapping.event(f, source: .webhook, observedAt: nil, receivedAt: receivedAt,
                                            idempotencyKey: { _ in WebhookAuth.bodyKey(provider, body) }, keyId: verification.keyId)
         switch event {
-        case .observed(var o): o.leftOut = leftOut; event = .observed(o)
-        case .adjustment(var a): a.leftOut = leftOut; event = .adjustment(a)
+        case .observed(var o): o.leftOut = JSONAlteration.list(leftOut); event = .observed(o)
+        case .adjustment(var a): a.leftOut = JSONAlteration.list(leftOut); event = .adjustment(a)
         default: break
         }
         return event

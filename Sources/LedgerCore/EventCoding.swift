@@ -92,11 +92,8 @@ extension LedgerEvent {
         }
     }
 
-    private static func receiptMetadata(keyId: String?, leftOut: [JSONAlteration]) -> JSONValue {
-        .object(dropNils: [
-            ("keyId", keyId.map(JSONValue.string)),
-            ("leftOut", leftOut.isEmpty ? nil : .array(leftOut.map(\.json))),
-        ])
+    private static func receiptMetadata(keyId: String?, leftOut: JSONValue?) -> JSONValue {
+        .object(dropNils: [("keyId", keyId.map(JSONValue.string)), ("leftOut", leftOut)])
     }
 
     /// Rebuilds an event from the stored `type`, `payload`, `observed_at` and, when
@@ -104,6 +101,7 @@ extension LedgerEvent {
     public init(type: String, payload: JSONValue, observedAt: Timestamp, metadata: JSONValue? = nil) throws(CoreError) {
         let p = try StoredPayload(payload, type: type)
         let keyId = metadata?["keyId"]?.stringValue
+        let leftOut = metadata?["leftOut"]
         switch type {
         case EventType.orderRegistered:
             self = .registered(OrderRegistration(
@@ -127,7 +125,7 @@ extension LedgerEvent {
                 fiatAmount: try p.optionalString("fiatAmount"), fiatCurrency: try p.optionalString("fiatCurrency"),
                 txHash: try p.optionalString("txHash"), providerOrderId: try p.optionalString("providerOrderId"),
                 actor: try p.optionalString("actor"), reason: try p.optionalString("reason"),
-                keyId: keyId, body: p.value("body"),
+                keyId: keyId, leftOut: leftOut, body: p.value("body"),
                 idempotencyKey: try p.string("idempotencyKey")))
         case EventType.clientSignal:
             self = .clientSignal(ClientSignal(
@@ -140,7 +138,7 @@ extension LedgerEvent {
                 merchantOrderNo: try p.orderNo(), provider: try p.string("provider"), source: try p.source(),
                 kind: try p.string("kind"), amount: try p.optionalString("amount"), asset: try p.optionalString("asset"),
                 providerStatus: try p.optionalString("providerStatus"), observedAt: observedAt,
-                providerOrderId: try p.optionalString("providerOrderId"), keyId: keyId,
+                providerOrderId: try p.optionalString("providerOrderId"), keyId: keyId, leftOut: leftOut,
                 body: p.value("body"), idempotencyKey: try p.string("idempotencyKey")))
         case EventType.enrollmentSignal:
             let ref = try p.string("enrollmentRef")

@@ -70,9 +70,9 @@ public struct StatusObservation: Sendable, Hashable {
     public var reason: String?
     /// Which configured key verified a webhook (a fingerprint, never the key).
     public var keyId: String?
-    /// What the parsed form of the provider's body lacks (`JSONAlteration`): parts jsonb
-    /// cannot hold, outside the mapped fields. Kept in the metadata, beside `keyId`.
-    public var leftOut: [JSONAlteration] = []
+    /// What the parsed form of the provider's body lacks (`JSONAlteration.list`): parts
+    /// jsonb cannot hold, outside the mapped fields. Kept in the metadata, beside `keyId`.
+    public var leftOut: JSONValue?
     /// The provider's body or response, as events recorded before the adapters stopped
     /// copying it here held it (the raw bytes beside the event have it byte for byte).
     /// Read back from such events; nil in every event made now.
@@ -83,7 +83,7 @@ public struct StatusObservation: Sendable, Hashable {
                 providerStatus: String? = nil, observedAt: Timestamp, amount: String? = nil, asset: String? = nil,
                 fiatAmount: String? = nil, fiatCurrency: String? = nil, txHash: String? = nil,
                 providerOrderId: String? = nil, actor: String? = nil, reason: String? = nil, keyId: String? = nil,
-                body: JSONValue? = nil, idempotencyKey: String) {
+                leftOut: JSONValue? = nil, body: JSONValue? = nil, idempotencyKey: String) {
         self.merchantOrderNo = merchantOrderNo
         self.provider = provider
         self.source = source
@@ -99,6 +99,7 @@ public struct StatusObservation: Sendable, Hashable {
         self.actor = actor
         self.reason = reason
         self.keyId = keyId
+        self.leftOut = leftOut
         self.body = body
         self.idempotencyKey = idempotencyKey
     }
@@ -149,14 +150,15 @@ public struct Adjustment: Sendable, Hashable {
     public var providerOrderId: String?
     public var keyId: String?
     /// As `StatusObservation.leftOut`.
-    public var leftOut: [JSONAlteration] = []
+    public var leftOut: JSONValue?
     /// As `StatusObservation.body`: only in events recorded before it was dropped.
     public var body: JSONValue?
     public var idempotencyKey: String
 
     public init(merchantOrderNo: MerchantOrderNo, provider: String, source: EventSource, kind: String = "refund",
                 amount: String? = nil, asset: String? = nil, providerStatus: String? = nil, observedAt: Timestamp,
-                providerOrderId: String? = nil, keyId: String? = nil, body: JSONValue? = nil, idempotencyKey: String) {
+                providerOrderId: String? = nil, keyId: String? = nil, leftOut: JSONValue? = nil, body: JSONValue? = nil,
+                idempotencyKey: String) {
         self.merchantOrderNo = merchantOrderNo
         self.provider = provider
         self.source = source
@@ -167,6 +169,7 @@ public struct Adjustment: Sendable, Hashable {
         self.observedAt = observedAt
         self.providerOrderId = providerOrderId
         self.keyId = keyId
+        self.leftOut = leftOut
         self.body = body
         self.idempotencyKey = idempotencyKey
     }

@@ -5,7 +5,6 @@ public struct JSONAlteration: Sendable, Hashable, CustomStringConvertible {
     public enum Kind: Sendable, Hashable {
         case nulCharacter
         case loneSurrogate
-        case invalidUTF8
         case tooDeep(limit: Int)
         case numberOutOfRange
         case repeatedKey
@@ -24,7 +23,6 @@ public struct JSONAlteration: Sendable, Hashable, CustomStringConvertible {
         switch kind {
         case .nulCharacter: return "a string held \\u0000, which jsonb cannot hold"
         case .loneSurrogate: return "a string held half of a UTF-16 surrogate pair"
-        case .invalidUTF8: return "a string held bytes that are not UTF-8"
         case .tooDeep(let limit): return "the value was nested more than \(limit) levels deep"
         case .numberOutOfRange: return "the number is beyond what PostgreSQL numeric holds"
         case .repeatedKey: return "the key was repeated"
@@ -34,7 +32,7 @@ public struct JSONAlteration: Sendable, Hashable, CustomStringConvertible {
     /// What was left out, and what stands in its place.
     public var reason: String {
         switch kind {
-        case .nulCharacter, .loneSurrogate, .invalidUTF8: return problem + ": U+FFFD stands in its place"
+        case .nulCharacter, .loneSurrogate: return problem + ": U+FFFD stands in its place"
         case .tooDeep, .numberOutOfRange: return problem + ": null stands in its place"
         case .repeatedKey: return problem + ": only its last value is kept"
         }
@@ -43,6 +41,11 @@ public struct JSONAlteration: Sendable, Hashable, CustomStringConvertible {
     /// `{"path": "...", "reason": "..."}`, as the event's metadata holds it.
     public var json: JSONValue {
         .object([("path", .string(path.description)), ("reason", .string(reason))])
+    }
+
+    /// The metadata's `leftOut` for a body's changes: nil when there were none.
+    public static func list(_ alterations: [JSONAlteration]) -> JSONValue? {
+        alterations.isEmpty ? nil : .array(alterations.map(\.json))
     }
 
     public var description: String { (path.components.isEmpty ? "the body" : path.description) + ": " + reason }

@@ -30,9 +30,9 @@ public enum JSONParser {
 
     /// Parses a provider's signed body, which the ledger must record even where jsonb
     /// cannot hold a part of it (providers.md: keep what the provider sent). Strict
-    /// where the bytes are not JSON at all; for the rest, what jsonb cannot hold is
-    /// changed and each change listed (`JSONAlteration`): `\u0000`, a lone surrogate
-    /// and bytes that are not UTF-8 become U+FFFD, a value nested deeper than `maxDepth`
+    /// where the bytes are not JSON at all (bytes that are not UTF-8 among them); for the
+    /// rest, what jsonb cannot hold is changed and each change listed (`JSONAlteration`):
+    /// `\u0000` and a lone surrogate become U+FFFD, a value nested deeper than `maxDepth`
     /// or a number numeric cannot hold becomes null, and of a repeated key the last
     /// value is kept (as jsonb keeps it). The caller decides whether a changed field
     /// matters. Costs nothing extra for a body the strict parse accepts.
@@ -41,7 +41,7 @@ public enum JSONParser {
             return (try parse(bytes, maxDepth: limit), [])
         } catch {
             switch error.kind {
-            case .nulCharacter, .loneSurrogate, .invalidUTF8, .tooDeep, .duplicateKey, .numberOutOfRange: break
+            case .nulCharacter, .loneSurrogate, .tooDeep, .duplicateKey, .numberOutOfRange: break
             default: throw error
             }
         }
@@ -312,10 +312,7 @@ public enum JSONParser {
                 if c == UInt8(ascii: "\\") { return try escapedString(from: start) }
                 if c < 0x20 { throw JSONError(.controlCharacterInString, at: i) }
                 if c < 0x80 { i += 1; continue }
-                guard let n = validUTF8Length(at: i) else {
-                    if lenient { return try escapedString(from: start) }
-                    throw JSONError(.invalidUTF8, at: i)
-                }
+                guard let n = validUTF8Length(at: i) else { throw JSONError(.invalidUTF8, at: i) }
                 i += n
             }
             throw JSONError(.unexpectedEnd, at: i)
@@ -381,13 +378,7 @@ public enum JSONParser {
                 }
                 if c < 0x20 { throw JSONError(.controlCharacterInString, at: i) }
                 if c < 0x80 { out.append(c); i += 1; continue }
-                guard let n = validUTF8Length(at: i) else {
-                    guard lenient else { throw JSONError(.invalidUTF8, at: i) }
-                    note(.invalidUTF8)
-                    out.append(contentsOf: [0xEF, 0xBF, 0xBD])
-                    i += 1
-                    continue
-                }
+                guard let n = validUTF8Length(at: i) else { throw JSONError(.invalidUTF8, at: i) }
                 out.append(contentsOf: UnsafeBufferPointer(rebasing: b[i..<(i + n)]))
                 i += n
             }

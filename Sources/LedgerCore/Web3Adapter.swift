@@ -47,7 +47,7 @@ public enum Web3Webhook {
         var o = try Web3Mapping.observation(f, source: .webhook, observedAt: verification.signedAt,
                                             idempotencyKey: WebhookAuth.bodyKey(provider, body))
         o.keyId = verification.keyId
-        o.leftOut = leftOut
+        o.leftOut = JSONAlteration.list(leftOut)
         return o
     }
 
@@ -66,7 +66,7 @@ public enum Web3Query {
         let (value, _, leftOut) = try ProviderBody.parseObject(responseBody, what: "query response",
                                                                mapped: Web3Mapping.queryFields)
         var o = try observation(merchantOrderNo: merchantOrderNo, response: value, observedAt: observedAt)
-        o.leftOut = leftOut
+        o.leftOut = JSONAlteration.list(leftOut)
         return o
     }
 
