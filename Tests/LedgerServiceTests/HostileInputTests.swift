@@ -9,7 +9,7 @@ import Testing
 final class HostileInputTests {
     let ledger: LedgerFixture
     init() throws {
-        ledger = try .start("hostile") {
+        ledger = try .start("hostile", keepDatabase: true) {
             $0.idleTimeoutSeconds = 1
             $0.perIPConnectionLimit = 6
         }

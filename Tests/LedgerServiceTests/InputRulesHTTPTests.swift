@@ -10,7 +10,7 @@ import Testing
 @Suite("Input rules of the ledger's own API, over HTTP")
 final class InputRulesHTTPTests {
     let ledger: LedgerFixture
-    init() throws { ledger = try .start("inputs") }
+    init() throws { ledger = try .start("hostile_inputs", keepDatabase: true) }
     deinit { ledger.stop() }
 
     static let uuid = "4c7c2a4e-3f1d-4c8a-9e2b-5d6f7a8b9c0d"
