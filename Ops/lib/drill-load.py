@@ -48,7 +48,7 @@ class Tally:
         self.refused_count = 0
         self.given_up = 0       # bodies still unanswered 2xx when the load stopped
         self.max_wait_ms = 0
-        self.errors = []        # the first few connection errors, for the log
+        self.errors = {}        # kind of connection error -> how many (refused, reset, ...)
 
     def answer(self, status):
         with self.lock:
@@ -127,8 +127,8 @@ class Client(threading.Thread):
                 except Exception as error:   # refused, reset, timed out: the server is down or restarting
                     self.tally.answer("error")
                     with self.tally.lock:
-                        if len(self.tally.errors) < 5:
-                            self.tally.errors.append(type(error).__name__)
+                        kind = type(error).__name__
+                        self.tally.errors[kind] = self.tally.errors.get(kind, 0) + 1
                     time.sleep(self.args.backoff)
                     continue
                 self.tally.answer(status)
@@ -192,7 +192,7 @@ def main():
     statuses = ",".join(f"{k}:{v}" for k, v in sorted(tally.statuses.items(), key=lambda kv: str(kv[0])))
     print(f"LOAD clients={args.clients} acked={tally.acked} acked_duplicate={tally.acked_duplicate} "
           f"duplicate_first_try={tally.duplicate_first_try} refused={tally.refused_count} given_up={tally.given_up} max_wait_ms={tally.max_wait_ms} "
-          f"statuses={statuses or '-'} errors={','.join(tally.errors) or '-'}")
+          f"statuses={statuses or '-'} errors={','.join(f'{k}:{v}' for k, v in sorted(tally.errors.items())) or '-'}")
     for status, answer in tally.refused:
         print(f"REFUSED {status} {answer}", file=sys.stderr)
     return 0
