@@ -1,4 +1,4 @@
-# Shared by Ops/run, Ops/test and Ops/bench: install what is missing, start a
+# Shared by Ops/run, Ops/test, Ops/bench and Ops/drill: install what is missing, start a
 # private PostgreSQL under .ledger/ when no DATABASE_URL is given, migrate.
 # Sourced, not executed.
 set -euo pipefail
@@ -55,6 +55,13 @@ cluster_data_dir() {
   printf '%s\n' "$data"
 }
 
+# Starts the cluster in $1 on 127.0.0.1 port $2 and waits until it accepts
+# connections (Ops/drill starts it again on the same port after a stop).
+pg_ctl_start() {
+  as_pg_owner "$PG_BIN/pg_ctl" -D "$1" -l "$1/server.log" -w \
+    -o "-p $2 -k /tmp -c listen_addresses=127.0.0.1 -c max_connections=200 -c shared_buffers=256MB" start >/dev/null
+}
+
 # Starts (or reuses) the private cluster and exports DATABASE_URL (superuser,
 # used for migrations and tests) and LEDGER_SERVICE_URL (the service's own
 # least-privileged role).
@@ -75,8 +82,7 @@ start_private_postgres() {
   if ! as_pg_owner "$PG_BIN/pg_ctl" -D "$data" status >/dev/null 2>&1; then
     local port; port=$(free_port)
     echo "$port" > "$port_file"
-    as_pg_owner "$PG_BIN/pg_ctl" -D "$data" -l "$data/server.log" -w \
-      -o "-p $port -k /tmp -c listen_addresses=127.0.0.1 -c max_connections=200 -c shared_buffers=256MB" start >/dev/null
+    pg_ctl_start "$data" "$port"
     log "PostgreSQL started on 127.0.0.1:$port"
   fi
   local port; port=$(cat "$port_file")
