@@ -44,6 +44,8 @@ as_pg_owner() {
 cluster_data_dir() {
   local recorded="$LEDGER_STATE/cluster-location"
   if [ -s "$recorded" ]; then cat "$recorded"; return; fi
+  mkdir -p "$LEDGER_STATE"
+  if [ "$(id -u)" = 0 ]; then chown postgres:postgres "$LEDGER_STATE"; fi
   local data="$LEDGER_STATE/pgdata"
   if [ "$(id -u)" = 0 ] && ! runuser -u postgres -- test -w "$LEDGER_STATE"; then
     local name
