@@ -72,10 +72,7 @@ struct ConnectionClock: Equatable {
 final class ConnectionTable: @unchecked Sendable {
     struct Entry {
         let fd: Int32
-        /// The polling thread that accepted the connection (it serves it until it closes).
-        let owner: pthread_t
         var clock: ConnectionClock
-        let connection: OpaquePointer
     }
 
     /// A connection cut by the watchdog, for the log.
@@ -99,8 +96,7 @@ final class ConnectionTable: @unchecked Sendable {
     func started(_ connection: OpaquePointer, fd: Int32, at instant: ContinuousClock.Instant = .now) {
         let stripe = stripe(connection)
         stripe.lock.lock()
-        stripe.entries[UInt(bitPattern: connection)] = Entry(
-            fd: fd, owner: pthread_self(), clock: ConnectionClock(startedAt: instant), connection: connection)
+        stripe.entries[UInt(bitPattern: connection)] = Entry(fd: fd, clock: ConnectionClock(startedAt: instant))
         stripe.lock.unlock()
     }
 
@@ -125,20 +121,6 @@ final class ConnectionTable: @unchecked Sendable {
         stripe.lock.lock()
         defer { stripe.lock.unlock() }
         if let entry = stripe.entries.removeValue(forKey: UInt(bitPattern: connection)) { body(entry.fd) }
-    }
-
-    /// The connections the calling polling thread owns that are reading a request head.
-    func headsOfCallingThread() -> [(connection: OpaquePointer, fd: Int32)] {
-        let me = pthread_self()
-        var found: [(connection: OpaquePointer, fd: Int32)] = []
-        for stripe in stripes {
-            stripe.lock.lock()
-            for entry in stripe.entries.values where pthread_equal(entry.owner, me) != 0 {
-                if entry.clock.phase == .readingHead { found.append((entry.connection, entry.fd)) }
-            }
-            stripe.lock.unlock()
-        }
-        return found
     }
 
     /// Shuts down every connection past its deadline and returns what was cut.

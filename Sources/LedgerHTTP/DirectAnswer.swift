@@ -6,8 +6,7 @@ import Glibc
 /// A final answer written straight to a connection's socket, for the moments libmicrohttpd
 /// 0.9.75 cannot queue one: in the middle of a request body (an oversized chunked body), when
 /// the connection's memory is too full to build a response header (a head near the memory
-/// limit), and when libmicrohttpd has already queued its own HTML error page (a malformed
-/// Content-Length, where it would also send its header block twice).
+/// limit), and for heads refused before routing.
 ///
 /// Only the polling thread that owns the connection writes it, at a point where
 /// libmicrohttpd has written nothing of a response yet, and the connection is closed right

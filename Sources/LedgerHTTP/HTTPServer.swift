@@ -318,9 +318,6 @@ enum MHDCallbacks {
         var message = String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
         while message.last == "\n" { message.removeLast() }
         let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
-        if message.hasPrefix("Failed to parse `Content-Length'") || message.hasPrefix("Too large value of 'Content-Length'") {
-            core.answerContentLengthRefusedByLibrary()
-        }
         // Our access handler returns NO only after answering or logging why itself.
         if message.hasPrefix("Application reported internal error") { return }
         core.logger.warning("libmicrohttpd", [("detail", .string(message))])

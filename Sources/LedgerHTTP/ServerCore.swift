@@ -193,31 +193,6 @@ final class ServerCore: @unchecked Sendable {
         return .NO
     }
 
-    /// libmicrohttpd 0.9.75 answers a malformed or overflowing Content-Length itself, before any
-    /// handler runs, with an HTML page whose header block it then sends twice (it builds the
-    /// header, then its state machine moves back and builds it again). Its log message is the
-    /// only sign, on the polling thread serving that connection: so the problem answer is
-    /// written here, to every connection of this thread whose head has such a Content-Length
-    /// (each would get the same answer anyway), and the socket is shut for writing so nothing
-    /// of libmicrohttpd's answer follows it.
-    func answerContentLengthRefusedByLibrary() {
-        for (connection, fd) in connections.headsOfCallingThread() {
-            guard MHD_lookup_connection_value(connection, .HEADER_KIND, "Transfer-Encoding") == nil,
-                  let value = MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length")
-            else { continue }
-            let text = Array(String(cString: value).utf8)
-            let digits = !text.isEmpty && text.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
-            if digits && UInt64(String(decoding: text, as: UTF8.self)) != nil { continue }   // libmicrohttpd accepts it
-            let response: HTTPResponse = digits
-                ? .problem(status: 413, title: "Content Too Large",
-                           detail: "The request body exceeds the limit of \(configuration.maxBodyBytes) bytes.")
-                : .problem(status: 400, title: "Bad Request", detail: "Content-Length is not a decimal number.")
-            DirectAnswer.send(DirectAnswer.encode(response, requestID: RequestID.generate()), to: fd)
-            _ = shutdown(fd, Int32(SHUT_WR))
-            connections.enter(.answering, connection)
-        }
-    }
-
     private func dispatch(_ context: RequestContext, connection: OpaquePointer) -> MHD_Result {
         let request = context.request(body: context.body)
         context.body = []

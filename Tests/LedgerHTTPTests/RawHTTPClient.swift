@@ -117,6 +117,23 @@ final class RawConnection {
         return response
     }
 
+    /// Everything the peer sends until it closes the connection or `seconds` pass.
+    func readAll(within seconds: Double) -> [UInt8] {
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while Date() < deadline {
+            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if count > 0 {
+                buffer.append(contentsOf: chunk[0..<count])
+                continue
+            }
+            if count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) { continue }
+            break
+        }
+        defer { buffer = [] }
+        return buffer
+    }
+
     /// True when the peer closes the connection within `seconds` (reading and discarding).
     func closesWithin(_ seconds: Double) -> Bool {
         let deadline = Date(timeIntervalSinceNow: seconds)
