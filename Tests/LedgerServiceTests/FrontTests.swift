@@ -223,6 +223,25 @@ private func pythonRequest(port: Int, method: String, path: String, body: Int = 
     return (Int(json["status"]?.int64Value ?? -1), json["type"]?.stringValue ?? "", json["body"]?.stringValue ?? "")
 }
 
+/// Raw bytes over TLS with Python's ssl module: everything the front sends back until it closes.
+private func pythonRaw(port: Int, _ request: String) throws -> String {
+    let script = """
+        import socket, ssl, sys
+        s = ssl._create_unverified_context().wrap_socket(socket.create_connection(("127.0.0.1", \(port)), timeout=5))
+        s.sendall(sys.argv[1].encode())
+        out = b""
+        try:
+            while True:
+                d = s.recv(65536)
+                if not d: break
+                out += d
+        except Exception:
+            pass
+        sys.stdout.write(out.decode(errors="replace"))
+        """
+    return try Child.run(["python3", "-c", script, request]).output
+}
+
 @Suite("The production front: nginx on Ops/deploy/nginx-ledger.conf before ledger serve", .serialized)
 final class FrontTests {
     let db: TestDatabase
@@ -289,6 +308,16 @@ final class FrontTests {
         try plain.send("GET /healthz HTTP/1.1\r\nHost: ledger.example.com\r\nConnection: close\r\n\r\n")
         let redirect = try plain.readResponse()
         #expect(redirect.status == 308 && redirect.header("Location") == "https://ledger.example.com/healthz", "\(redirect)")
+    }
+
+    @Test("through the front a malformed Content-Length (5, 5; -5; +67; 0x10; empty) gets one 400 problem+json, where libmicrohttpd alone sends its header block twice")
+    func malformedContentLengthThroughTheFront() throws {
+        for value in ["5, 5", "-5", "+67", "0x10", ""] {
+            let wire = try pythonRaw(port: front.tlsPort, "POST /v1/orders HTTP/1.1\r\nHost: t\r\nContent-Length: \(value)\r\n\r\nhello")
+            #expect(wire.components(separatedBy: "HTTP/1.1 ").count == 2, "\"\(value)\": \(wire)")
+            #expect(wire.hasPrefix("HTTP/1.1 400 ") && wire.contains("application/problem+json") && wire.contains("\"status\":400"),
+                    "\"\(value)\": \(wire)")
+        }
     }
 
     @Test("through the front a 2 MiB webhook written in full before reading gets a 413 problem, three times in a row")
