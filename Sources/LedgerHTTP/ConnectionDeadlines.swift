@@ -73,6 +73,8 @@ final class ConnectionTable: @unchecked Sendable {
     struct Entry {
         let fd: Int32
         var clock: ConnectionClock
+        /// Answered before its request was read to the end: the client may still be sending.
+        var answeredEarly = false
     }
 
     /// A connection cut by the watchdog, for the log.
@@ -107,6 +109,14 @@ final class ConnectionTable: @unchecked Sendable {
         stripe.lock.unlock()
     }
 
+    /// Notes that the connection was answered before its request was read to the end.
+    func answeredEarly(_ connection: OpaquePointer) {
+        let stripe = stripe(connection)
+        stripe.lock.lock()
+        stripe.entries[UInt(bitPattern: connection)]?.answeredEarly = true
+        stripe.lock.unlock()
+    }
+
     /// The connection's socket, while it is open.
     func fd(of connection: OpaquePointer) -> Int32? {
         let stripe = stripe(connection)
@@ -115,12 +125,13 @@ final class ConnectionTable: @unchecked Sendable {
         return stripe.entries[UInt(bitPattern: connection)]?.fd
     }
 
-    /// Removes the connection; `body` runs under the lock with its socket, still open.
-    func closed(_ connection: OpaquePointer, _ body: (Int32) -> Void) {
+    /// Removes the connection; `body` runs under the lock with its socket, still open, and
+    /// whether it was answered early.
+    func closed(_ connection: OpaquePointer, _ body: (Int32, Bool) -> Void) {
         let stripe = stripe(connection)
         stripe.lock.lock()
         defer { stripe.lock.unlock() }
-        if let entry = stripe.entries.removeValue(forKey: UInt(bitPattern: connection)) { body(entry.fd) }
+        if let entry = stripe.entries.removeValue(forKey: UInt(bitPattern: connection)) { body(entry.fd, entry.answeredEarly) }
     }
 
     /// Shuts down every connection past its deadline and returns what was cut.

@@ -28,9 +28,10 @@ enum DirectAnswer {
     }
 
     /// Writes the whole answer, waiting up to `seconds` for room in the socket's buffer (an
-    /// answer is a few hundred bytes, so there is room unless the client stopped reading).
+    /// answer is a few hundred bytes, so there is room unless the client stopped reading; the
+    /// wait is short because it holds the polling thread's other connections).
     @discardableResult
-    static func send(_ bytes: [UInt8], to fd: Int32, seconds: Double = 1) -> Bool {
+    static func send(_ bytes: [UInt8], to fd: Int32, seconds: Double = 0.2) -> Bool {
         var offset = 0
         let deadline = Date(timeIntervalSinceNow: seconds)
         while offset < bytes.count {

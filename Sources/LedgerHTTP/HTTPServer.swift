@@ -298,7 +298,7 @@ enum MHDCallbacks {
         case .CONNECTION_NOTIFY_CLOSED:
             core.peers.closed(connection)
             // Sent before libmicrohttpd closes the socket: a duplicate keeps it open to linger.
-            core.connections.closed(connection) { fd in core.lingering.adopt(fd) }
+            core.connections.closed(connection) { fd, early in core.lingering.adopt(fd, answeredEarly: early) }
         @unknown default: break
         }
     }

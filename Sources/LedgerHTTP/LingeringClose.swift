@@ -45,9 +45,15 @@ final class LingeringClose: @unchecked Sendable {
         thread.start()
     }
 
-    /// Takes over a duplicate of `fd`, which its owner is about to close.
-    func adopt(_ fd: Int32) {
+    /// Takes over a duplicate of `fd`, which its owner is about to close, when the client may
+    /// still be sending: its request was answered early, or unread bytes are waiting. (A
+    /// connection closed between requests, say at the idle timeout, needs no lingering.)
+    func adopt(_ fd: Int32, answeredEarly: Bool) {
         guard started, !stopping.load(ordering: .relaxed) else { return }
+        if !answeredEarly {
+            var byte: UInt8 = 0
+            guard recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) > 0 else { return }
+        }
         let copy = fcntl(fd, F_DUPFD_CLOEXEC, 0)
         guard copy >= 0 else { return }
         // Already done by libmicrohttpd on every close but its "turbo" mode; repeated so the

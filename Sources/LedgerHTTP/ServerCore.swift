@@ -177,6 +177,7 @@ final class ServerCore: @unchecked Sendable {
     private func reject(_ context: RequestContext, _ connection: OpaquePointer,
                         status: Int, title: String, detail: String) -> MHD_Result {
         context.phase = .responded
+        connections.answeredEarly(connection)
         return queue(.problem(status: status, title: title, detail: detail), stream: nil,
                      context: context, connection: connection, close: true)
     }
@@ -187,6 +188,7 @@ final class ServerCore: @unchecked Sendable {
         context.phase = .responded
         context.status = response.status
         context.answeredDirectly = true
+        connections.answeredEarly(connection)
         if let fd = connections.fd(of: connection) {
             DirectAnswer.send(DirectAnswer.encode(response, requestID: context.requestID), to: fd)
         }
@@ -354,6 +356,7 @@ final class ServerCore: @unchecked Sendable {
         } else if let connection {
             // libmicrohttpd answered the head itself (400, 413, 414, 431, 505): log what it sent.
             context.status = Int(ledger_mhd_http_status(connection))
+            if context.status != 0 { connections.answeredEarly(connection) }
             if context.requestID.isEmpty { context.requestID = RequestID.generate() }
         }
         guard let observer else { return }

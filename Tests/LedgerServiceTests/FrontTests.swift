@@ -320,6 +320,18 @@ final class FrontTests {
         }
     }
 
+    @Test("through the front a chunk declared larger than the body limit (2 MiB) gets 413 problem+json at once, before any more of it is sent; an absurd one (7fffffffffffffff) 400")
+    func hugeChunkThroughTheFront() throws {
+        for (size, status) in [("200000", 413), ("7fffffffffffffff", 400)] {
+            let started = Date()
+            let wire = try pythonRaw(port: front.tlsPort,
+                                     "POST /v1/webhooks/web3 HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n\(size)\r\nabc")
+            #expect(wire.hasPrefix("HTTP/1.1 \(status) ") && wire.contains("application/problem+json")
+                    && wire.contains("\"status\":\(status)"), "\(size): \(wire)")
+            #expect(Date().timeIntervalSince(started) < 4, "\(size): answered after \(Date().timeIntervalSince(started)) s")
+        }
+    }
+
     @Test("through the front a 2 MiB webhook written in full before reading gets a 413 problem, three times in a row")
     func oversizedWebhookThroughTheFront() throws {
         for attempt in 1...3 {
