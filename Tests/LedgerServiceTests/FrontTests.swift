@@ -1,6 +1,7 @@
 import Foundation
 import LedgerCore
 import LedgerPostgres
+@testable import LedgerService
 import LedgerTestSupport
 import Testing
 #if canImport(Glibc)
@@ -330,6 +331,23 @@ final class FrontTests {
                     && wire.contains("\"status\":\(status)"), "\(size): \(wire)")
             #expect(Date().timeIntervalSince(started) < 4, "\(size): answered after \(Date().timeIntervalSince(started)) s")
         }
+    }
+
+    @Test("through the front an accountant's export is passed through: 200, chunked, the CSV header row")
+    func exportThroughTheFront() throws {
+        let connection = try PostgresConnection(connectionString: db.url)
+        defer { connection.close() }
+        let token = try TokenIssuer().create(role: .accountant, name: "front-accounts", expiresAt: nil, on: connection)
+        let script = """
+            import http.client, ssl, sys
+            c = http.client.HTTPSConnection("127.0.0.1", \(front.tlsPort), timeout=10, context=ssl._create_unverified_context())
+            c.request("GET", "/v1/exports/orders?from=2026-11-01&to=2026-12-01", headers={"Authorization": "Bearer " + sys.argv[1]})
+            r = c.getresponse()
+            print(r.status, r.getheader("Transfer-Encoding"), repr(r.read().decode()))
+            """
+        let run = try Child.run(["python3", "-c", script, token])
+        let header = String(decoding: ExportFormat.csv.header(ExportKind.orders.columns), as: UTF8.self)
+        #expect(run.output.hasPrefix("200 chunked ") && run.output.contains(String(header.prefix(20))), "\(run.output)")
     }
 
     @Test("through the front a 2 MiB webhook written in full before reading gets a 413 problem, three times in a row")
