@@ -12,6 +12,9 @@
 enum HeadInspection {
     enum Verdict: Equatable {
         case fine
+        /// 414: the request line alone is over the head limit.
+        case targetTooLong(detail: String)
+        /// 431: the head is over its limit of bytes or fields.
         case tooLarge(detail: String)
         case hiddenBytes
     }
@@ -20,8 +23,12 @@ enum HeadInspection {
     ///   - raw: the request line and headers exactly as libmicrohttpd holds them.
     ///   - visible: the byte ranges of `raw` that its parsed strings cover (method, target, query
     ///     names and values, version, field names and values).
-    static func check(raw: UnsafeRawBufferPointer, visible: [Range<Int>], fieldCount: Int,
+    ///   - requestLineBytes: how much of `raw` the request line takes.
+    static func check(raw: UnsafeRawBufferPointer, visible: [Range<Int>], fieldCount: Int, requestLineBytes: Int = 0,
                       maxHeadBytes: Int, maxFields: Int) -> Verdict {
+        if requestLineBytes > maxHeadBytes {
+            return .targetTooLong(detail: "The request line takes \(requestLineBytes) bytes; the limit for the whole head is \(maxHeadBytes).")
+        }
         if raw.count > maxHeadBytes {
             return .tooLarge(detail: "The request line and headers take \(raw.count) bytes; the limit is \(maxHeadBytes).")
         }

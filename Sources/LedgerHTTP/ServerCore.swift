@@ -144,12 +144,17 @@ final class ServerCore: @unchecked Sendable {
         context.requestID = RequestID.sanitized(clientID) ?? RequestID.generate()
 
         if let base = collector.base {
+            let lineBytes = version.map { UnsafeRawPointer($0) - base + strlen($0) } ?? 0
             let verdict = HeadInspection.check(
                 raw: UnsafeRawBufferPointer(start: base, count: headSize), visible: collector.ranges, fieldCount: fieldCount,
+                requestLineBytes: (0...headSize).contains(lineBytes) ? lineBytes : 0,
                 maxHeadBytes: configuration.maxHeadBytes, maxFields: configuration.maxHeaderFields)
             switch verdict {
             case .fine:
                 break
+            case .targetTooLong(let detail):
+                return answerDirectly(.problem(status: 414, title: "URI Too Long", detail: detail),
+                                      context: context, connection: connection)
             case .tooLarge(let detail):
                 // Straight to the socket: a head near the memory limit leaves libmicrohttpd no
                 // room to build a response header (it would close with an empty reply).

@@ -131,6 +131,16 @@ struct ClientFacingTests {
         #expect(calls.count.load(ordering: .relaxed) == 2)
     }
 
+    @Test("a request target over the head limit gets 414 problem+json up to what the memory holds, libmicrohttpd's own 414 beyond",
+          arguments: [9_000, 15_000, 20_000])
+    func longTargetGets414(_ length: Int) throws {
+        try serve { port in
+            let response = try exchange(port, "GET /\(String(repeating: "a", count: length)) HTTP/1.1\r\nHost: t\r\n\r\n")
+            #expect(response.status == 414, "\(length): \(response.status)")
+            if length < 15_500 { #expect(isProblem(response, 414), "\(length): \(response.text)") }
+        }
+    }
+
     @Test("a NUL byte in the request target or in a header value is 400 problem+json and the handler never runs",
           arguments: [
               "GET /v1/orders/NO\u{0}x HTTP/1.1\r\nHost: t\r\n\r\n",
@@ -282,7 +292,7 @@ struct HeadInspectionTests {
         #expect(!check([], visible: []))
     }
 
-    @Test("the head limits come first: too many bytes, then too many fields")
+    @Test("the head limits come first: a request line over the limit (414), then too many bytes, then too many fields (431)")
     func limits() {
         let raw = [UInt8](repeating: 97, count: 10)
         raw.withUnsafeBytes { buffer in
@@ -291,6 +301,8 @@ struct HeadInspectionTests {
             #expect(HeadInspection.check(raw: buffer, visible: [0..<10], fieldCount: 6, maxHeadBytes: 10, maxFields: 5)
                     == .tooLarge(detail: "The request has 6 header fields; the limit is 5."))
             #expect(HeadInspection.check(raw: buffer, visible: [0..<10], fieldCount: 5, maxHeadBytes: 10, maxFields: 5) == .fine)
+            #expect(HeadInspection.check(raw: buffer, visible: [0..<10], fieldCount: 1, requestLineBytes: 10, maxHeadBytes: 9, maxFields: 5)
+                    == .targetTooLong(detail: "The request line takes 10 bytes; the limit for the whole head is 9."))
         }
     }
 
