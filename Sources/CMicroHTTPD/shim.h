@@ -30,3 +30,10 @@ static inline unsigned int ledger_mhd_http_status(struct MHD_Connection *connect
         MHD_get_connection_info(connection, MHD_CONNECTION_INFO_HTTP_STATUS);
     return info == NULL ? 0 : info->http_status;
 }
+
+/* What the connection-notify callback stored as the connection's socket context, or NULL. */
+static inline void *ledger_mhd_socket_context(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return info == NULL ? NULL : info->socket_context;
+}

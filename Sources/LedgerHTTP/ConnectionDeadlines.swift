@@ -1,4 +1,6 @@
+import CMicroHTTPD
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -38,6 +40,11 @@ struct ConnectionClock: Equatable {
         since = instant
     }
 
+    init(phase: Phase, since: ContinuousClock.Instant) {
+        self.phase = phase
+        self.since = since
+    }
+
     /// Moves to `next` at `instant`. A head that began on a fresh connection keeps counting from
     /// the accept, so its request line and headers share one head deadline.
     mutating func enter(_ next: Phase, at instant: ContinuousClock.Instant) {
@@ -60,23 +67,59 @@ struct ConnectionClock: Equatable {
     }
 }
 
-/// Every open connection's socket and clock, so the watchdog can cut the ones that overrun.
+/// One connection's socket and clock, shared by its polling thread (which moves the clock)
+/// and the watchdog (which reads it). libmicrohttpd keeps it as the connection's socket
+/// context, so a phase change costs one atomic store and no lookup.
+final class ConnectionState: Sendable {
+    let fd: Int32
+    /// The phase in the low 3 bits, the phase's start (nanoseconds after `ConnectionTable.origin`)
+    /// above them: one word, so the watchdog never reads a phase with another phase's start.
+    private let packed: Atomic<UInt64>
+    /// Answered before its request was read to the end: the client may still be sending.
+    let answeredEarly = Atomic<Bool>(false)
+    /// Shut down by the watchdog.
+    let cut = Atomic<Bool>(false)
+    private let origin: ContinuousClock.Instant
+
+    init(fd: Int32, origin: ContinuousClock.Instant, at instant: ContinuousClock.Instant) {
+        self.fd = fd
+        self.origin = origin
+        packed = Atomic(Self.pack(ConnectionClock(startedAt: instant), origin: origin))
+    }
+
+    var clock: ConnectionClock { Self.unpack(packed.load(ordering: .acquiring), origin: origin) }
+
+    /// Called only by the polling thread that owns the connection (the watchdog never writes).
+    func enter(_ phase: ConnectionClock.Phase, at instant: ContinuousClock.Instant) {
+        var clock = self.clock
+        clock.enter(phase, at: instant)
+        packed.store(Self.pack(clock, origin: origin), ordering: .releasing)
+    }
+
+    private static let phases: [ConnectionClock.Phase] = [.fresh, .betweenRequests, .readingHead, .readingBody, .answering]
+
+    private static func pack(_ clock: ConnectionClock, origin: ContinuousClock.Instant) -> UInt64 {
+        let elapsed = clock.since - origin
+        let nanos = UInt64(max(0, elapsed.components.seconds)) * 1_000_000_000 + UInt64(max(0, elapsed.components.attoseconds / 1_000_000_000))
+        return nanos << 3 | UInt64(phases.firstIndex(of: clock.phase)!)
+    }
+
+    private static func unpack(_ word: UInt64, origin: ContinuousClock.Instant) -> ConnectionClock {
+        ConnectionClock(phase: phases[Int(word & 7)], since: origin + .nanoseconds(Int64(word >> 3)))
+    }
+}
+
+/// Every open connection's state, so the watchdog can cut the ones that overrun.
 ///
-/// The polling thread that owns a connection updates its entry; the watchdog reads them all and
+/// The polling thread that owns a connection moves its clock; the watchdog reads them all and
 /// shuts the overdue sockets down (`shutdown(2)`: libmicrohttpd then reads end-of-file and
 /// closes the connection on its own thread). The entry leaves the table in the close
 /// notification, which libmicrohttpd sends before it closes the socket, under the same lock the
 /// watchdog holds while it shuts one down: so the watchdog never touches a descriptor number
-/// that was closed and reused. Striped by connection, as `SuspensionRegistry` is, so the
-/// polling threads do not queue on one lock.
+/// that was closed and reused. Striped by connection, as `SuspensionRegistry` is; the stripes
+/// are locked only when a connection opens or closes, and by the watchdog.
 final class ConnectionTable: @unchecked Sendable {
-    struct Entry {
-        let fd: Int32
-        var clock: ConnectionClock
-        /// Answered before its request was read to the end: the client may still be sending.
-        var answeredEarly = false
-    }
-
+    // @unchecked: the stripes' dictionaries are behind their locks.
     /// A connection cut by the watchdog, for the log.
     struct Cut {
         let phase: ConnectionClock.Phase
@@ -85,45 +128,44 @@ final class ConnectionTable: @unchecked Sendable {
 
     private final class Stripe: @unchecked Sendable {
         let lock = NSLock()
-        var entries: [UInt: Entry] = [:]
+        var entries: [UInt: ConnectionState] = [:]
     }
 
     private let stripes: [Stripe] = (0..<16).map { _ in Stripe() }
+    let origin = ContinuousClock.now
 
     private func stripe(_ connection: OpaquePointer) -> Stripe {
         let key = UInt(bitPattern: connection)
         return stripes[Int((key >> 6) & 15)]
     }
 
-    func started(_ connection: OpaquePointer, fd: Int32, at instant: ContinuousClock.Instant = .now) {
+    /// A new connection; what it returns is kept as libmicrohttpd's socket context (retained).
+    func started(_ connection: OpaquePointer, fd: Int32, at instant: ContinuousClock.Instant = .now) -> ConnectionState {
+        let state = ConnectionState(fd: fd, origin: origin, at: instant)
         let stripe = stripe(connection)
         stripe.lock.lock()
-        stripe.entries[UInt(bitPattern: connection)] = Entry(fd: fd, clock: ConnectionClock(startedAt: instant))
+        stripe.entries[UInt(bitPattern: connection)] = state
         stripe.lock.unlock()
+        return state
+    }
+
+    /// The connection's state, from its socket context (no lock).
+    static func state(of connection: OpaquePointer) -> ConnectionState? {
+        guard let raw = ledger_mhd_socket_context(connection) else { return nil }
+        return Unmanaged<ConnectionState>.fromOpaque(raw).takeUnretainedValue()
     }
 
     func enter(_ phase: ConnectionClock.Phase, _ connection: OpaquePointer, at instant: ContinuousClock.Instant = .now) {
-        let stripe = stripe(connection)
-        stripe.lock.lock()
-        stripe.entries[UInt(bitPattern: connection)]?.clock.enter(phase, at: instant)
-        stripe.lock.unlock()
+        Self.state(of: connection)?.enter(phase, at: instant)
     }
 
     /// Notes that the connection was answered before its request was read to the end.
     func answeredEarly(_ connection: OpaquePointer) {
-        let stripe = stripe(connection)
-        stripe.lock.lock()
-        stripe.entries[UInt(bitPattern: connection)]?.answeredEarly = true
-        stripe.lock.unlock()
+        Self.state(of: connection)?.answeredEarly.store(true, ordering: .relaxed)
     }
 
     /// The connection's socket, while it is open.
-    func fd(of connection: OpaquePointer) -> Int32? {
-        let stripe = stripe(connection)
-        stripe.lock.lock()
-        defer { stripe.lock.unlock() }
-        return stripe.entries[UInt(bitPattern: connection)]?.fd
-    }
+    func fd(of connection: OpaquePointer) -> Int32? { Self.state(of: connection)?.fd }
 
     /// Removes the connection; `body` runs under the lock with its socket, still open, and
     /// whether it was answered early.
@@ -131,7 +173,9 @@ final class ConnectionTable: @unchecked Sendable {
         let stripe = stripe(connection)
         stripe.lock.lock()
         defer { stripe.lock.unlock() }
-        if let entry = stripe.entries.removeValue(forKey: UInt(bitPattern: connection)) { body(entry.fd, entry.answeredEarly) }
+        if let state = stripe.entries.removeValue(forKey: UInt(bitPattern: connection)) {
+            body(state.fd, state.answeredEarly.load(ordering: .relaxed))
+        }
     }
 
     /// Shuts down every connection past its deadline and returns what was cut.
@@ -139,14 +183,15 @@ final class ConnectionTable: @unchecked Sendable {
         var cuts: [Cut] = []
         for stripe in stripes {
             stripe.lock.lock()
-            for (key, entry) in stripe.entries {
-                guard let deadline = entry.clock.deadline(limits), deadline <= now else { continue }
-                _ = shutdown(entry.fd, Int32(SHUT_RDWR))
-                let elapsed = now - entry.clock.since
-                cuts.append(Cut(phase: entry.clock.phase,
+            for state in stripe.entries.values {
+                let clock = state.clock
+                guard let deadline = clock.deadline(limits), deadline <= now else { continue }
+                // Once per connection: shutdown(2) again would only repeat the cut.
+                guard !state.cut.exchange(true, ordering: .relaxed) else { continue }
+                _ = shutdown(state.fd, Int32(SHUT_RDWR))
+                let elapsed = now - clock.since
+                cuts.append(Cut(phase: clock.phase,
                                 seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18))
-                // Answering: no deadline of ours, so libmicrohttpd closes it without us.
-                stripe.entries[key]?.clock.enter(.answering, at: now)
             }
             stripe.lock.unlock()
         }

@@ -287,18 +287,24 @@ enum MHDCallbacks {
         return .YES
     }
 
-    static let connection: MHD_NotifyConnectionCallback = { cls, connection, _, code in
+    static let connection: MHD_NotifyConnectionCallback = { cls, connection, socketContext, code in
         guard let cls, let connection else { return }
         let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
         switch code {
         case .CONNECTION_NOTIFY_STARTED:
             core.peers.started(connection)
             let fd = ledger_mhd_connection_fd(connection)
-            if fd >= 0 { core.connections.started(connection, fd: fd) }
+            if fd >= 0, let socketContext {
+                socketContext.pointee = Unmanaged.passRetained(core.connections.started(connection, fd: fd)).toOpaque()
+            }
         case .CONNECTION_NOTIFY_CLOSED:
             core.peers.closed(connection)
             // Sent before libmicrohttpd closes the socket: a duplicate keeps it open to linger.
             core.connections.closed(connection) { fd, early in core.lingering.adopt(fd, answeredEarly: early) }
+            if let socketContext, let raw = socketContext.pointee {
+                socketContext.pointee = nil
+                Unmanaged<ConnectionState>.fromOpaque(raw).release()
+            }
         @unknown default: break
         }
     }

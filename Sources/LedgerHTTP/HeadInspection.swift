@@ -40,8 +40,8 @@ enum HeadInspection {
 
     /// True when a byte outside every visible range is anything but NUL, space or tab.
     static func hidesBytes(raw: UnsafeRawBufferPointer, visible: [Range<Int>]) -> Bool {
-        var covered = visible.filter { !$0.isEmpty }
-        // The ranges arrive nearly in order (line, then fields): sorting is cheap.
+        var covered = visible
+        // The ranges arrive nearly in order (line, fields, then the query): sorting is cheap.
         covered.sort { $0.lowerBound < $1.lowerBound }
         var position = 0
         var next = 0

@@ -385,6 +385,7 @@ final class ServerCore: @unchecked Sendable {
         init(base: UnsafeRawPointer? = nil, size: Int = 0) {
             self.base = base
             self.size = size
+            if base != nil { ranges.reserveCapacity(32) }
         }
 
         func cover(_ text: UnsafePointer<CChar>?) {

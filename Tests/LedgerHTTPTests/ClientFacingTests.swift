@@ -324,6 +324,19 @@ struct HeadInspectionTests {
         #expect(clock.deadline(limits) == start + .seconds(30))
     }
 
+    @Test("a connection's state keeps its phase and start together in one word, to the nanosecond")
+    func connectionStatePacking() {
+        let origin = ContinuousClock.now
+        let state = ConnectionState(fd: -1, origin: origin, at: origin + .milliseconds(1500))
+        #expect(state.clock == ConnectionClock(phase: .fresh, since: origin + .milliseconds(1500)))
+        state.enter(.readingHead, at: origin + .seconds(3))
+        #expect(state.clock == ConnectionClock(phase: .readingHead, since: origin + .milliseconds(1500)))
+        state.enter(.readingBody, at: origin + .nanoseconds(7_000_000_123))
+        #expect(state.clock == ConnectionClock(phase: .readingBody, since: origin + .nanoseconds(7_000_000_123)))
+        state.enter(.betweenRequests, at: origin + .seconds(86_400 * 400))
+        #expect(state.clock == ConnectionClock(phase: .betweenRequests, since: origin + .seconds(86_400 * 400)))
+    }
+
     @Test("LEDGER_HTTP_HEAD_TIMEOUT and LEDGER_HTTP_BODY_TIMEOUT set the deadlines; nonsense is a configuration error")
     func deadlineEnvironment() throws {
         let configuration = try HTTPServerConfiguration.fromEnvironment(["LEDGER_HTTP_HEAD_TIMEOUT": "7", "LEDGER_HTTP_BODY_TIMEOUT": "45"])
