@@ -185,7 +185,10 @@ final class ConnectionTable: @unchecked Sendable {
             stripe.lock.lock()
             for state in stripe.entries.values {
                 let clock = state.clock
-                guard let deadline = clock.deadline(limits), deadline <= now else { continue }
+                // A body gets a second more: one still trickling in is answered 408 by its own
+                // polling thread when its next bytes arrive (only a silent one is cut here).
+                let grace: Duration = clock.phase == .readingBody ? .seconds(1) : .zero
+                guard let deadline = clock.deadline(limits), deadline + grace <= now else { continue }
                 // Once per connection: shutdown(2) again would only repeat the cut.
                 guard !state.cut.exchange(true, ordering: .relaxed) else { continue }
                 _ = shutdown(state.fd, Int32(SHUT_RDWR))

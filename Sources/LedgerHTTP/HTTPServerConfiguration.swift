@@ -34,7 +34,8 @@ public struct HTTPServerConfiguration: Sendable, Equatable {
     /// for `idleTimeoutSeconds`). Past it the connection is closed without an answer, as nginx
     /// does at `client_header_timeout`.
     public var headTimeoutSeconds: Double = 10
-    /// Seconds a client has to send a whole body once its head is in; then the connection is closed.
+    /// Seconds a client has to send a whole body once its head is in: a body still arriving past
+    /// it gets 408 with its next bytes, one that stopped is cut a second later.
     public var bodyTimeoutSeconds: Double = 30
     /// After an answer that closes the connection, how long what the client still sends is read
     /// and dropped (so it reads the answer, not a reset), and how many bytes at most.

@@ -89,6 +89,15 @@ final class ServerCore: @unchecked Sendable {
             uploadSize.pointee = 0  // always consumed: buffered or discarded
             switch context.phase {
             case .receiving:
+                // A body still trickling in past its deadline is answered here, by its own
+                // thread, while the watchdog gives it a second's grace before cutting.
+                if let clock = ConnectionTable.state(of: connection)?.clock, clock.phase == .readingBody,
+                   let deadline = clock.deadline(clockLimits), deadline <= .now {
+                    context.body = []
+                    return answerDirectly(.problem(status: 408, title: "Request Timeout",
+                                                   detail: "The request body did not arrive within \(Int(configuration.bodyTimeoutSeconds)) s."),
+                                          context: context, connection: connection)
+                }
                 // Summed as it streams in, so a chunked body cannot grow past the limit. The
                 // answer goes out at once, straight to the socket: libmicrohttpd 0.9.75 cannot
                 // queue one in the middle of a body (nor does it show a chunk's declared size).

@@ -251,22 +251,38 @@ struct ClientFacingTests {
         }
     }
 
-    @Test("a body trickling in slower than the body deadline is cut, and the handler never runs")
-    func slowBodyIsCutAtTheDeadline() throws {
+    @Test("a body trickling in slower than the body deadline gets 408 problem+json and the handler never runs")
+    func slowBodyGets408AtTheDeadline() throws {
         let calls = Calls()
         try serve({ $0.bodyTimeoutSeconds = 2; $0.idleTimeoutSeconds = 30 }, handler: calls.handler) { port in
-            let connection = try RawConnection(port: port, receiveTimeout: 0.2)
+            let connection = try RawConnection(port: port, receiveTimeout: 5)
             try connection.send("POST /x HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\n")
             let started = Date()
-            var closed = false
-            for _ in 0..<100 {
-                if (try? connection.send("a")) == nil || connection.closesWithin(0.2) {
-                    closed = true
-                    break
+            let sender = Thread {
+                for _ in 0..<100 {
+                    if (try? connection.send("a")) == nil { return }
+                    Thread.sleep(forTimeInterval: 0.1)
                 }
             }
+            sender.start()
+            let response = try connection.readResponse()
             let seconds = Date().timeIntervalSince(started)
-            #expect(closed && seconds > 1.8 && seconds < 4, "closed: \(closed) after \(seconds) s")
+            #expect(isProblem(response, 408), "\(response.status) \(response.text)")
+            #expect(seconds > 1.8 && seconds < 3.5, "answered after \(seconds) s with a 2 s body deadline")
+        }
+        #expect(calls.count.load(ordering: .relaxed) == 0)
+    }
+
+    @Test("a body that stops arriving is cut a second after the body deadline, though the idle timeout is longer")
+    func silentBodyIsCutAfterTheDeadline() throws {
+        let calls = Calls()
+        try serve({ $0.bodyTimeoutSeconds = 2; $0.idleTimeoutSeconds = 30 }, handler: calls.handler) { port in
+            let connection = try RawConnection(port: port, receiveTimeout: 5)
+            try connection.send("POST /x HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\nhalf")
+            let started = Date()
+            #expect(connection.closesWithin(6))
+            let seconds = Date().timeIntervalSince(started)
+            #expect(seconds > 2.8 && seconds < 4.5, "closed after \(seconds) s with a 2 s body deadline and 1 s of grace")
         }
         #expect(calls.count.load(ordering: .relaxed) == 0)
     }

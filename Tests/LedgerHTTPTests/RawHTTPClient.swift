@@ -16,7 +16,9 @@ struct RawResponse {
     var text: String { String(decoding: body, as: UTF8.self) }
 }
 
-final class RawConnection {
+final class RawConnection: @unchecked Sendable {
+    // @unchecked: one thread may send while another reads; `send` touches only the socket,
+    // and `buffer` belongs to the reading thread.
     let fd: Int32
     private var buffer: [UInt8] = []
 
