@@ -108,6 +108,7 @@ public final class HTTPServer: Sendable {
                 throw .cannotStart("libmicrohttpd refused the configuration")
             }
             state = .running(Running(daemon: daemon, listenSocket: socket, core: retained, port: port))
+            core.lingering.start()
             startWatchdog()
             core.logger.info("http server listening", [("host", .string(configuration.host)), ("port", .int(port))])
             return port
@@ -138,6 +139,7 @@ public final class HTTPServer: Sendable {
             // Let the resumed connections send their answers before the sockets close.
             core.inFlight.waitUntilIdle(seconds: 1)
             MHD_stop_daemon(running.daemon)
+            core.lingering.stop()
             if quiesced >= 0 { close(quiesced) }
             watchdogStop.store(true, ordering: .relaxed)
             core.pool.shutdown()
@@ -151,14 +153,29 @@ public final class HTTPServer: Sendable {
     private func startWatchdog() {
         let core = self.core
         // Resumes handlers that overran the request timeout; exits with the server.
+        // Also cuts connections past their head or body deadline (`ConnectionClock`).
         let thread = Thread { [weak self] in
+            var tick = 0
             while let server = self, !server.watchdogStop.load(ordering: .relaxed) {
                 core.suspensions.resumeOverdue(now: .now)
+                tick += 1
+                if tick % 2 == 0 { Self.cutOverdue(core) }
                 usleep(100_000)
             }
         }
         thread.name = "http-watchdog"
         thread.start()
+    }
+
+    private static func cutOverdue(_ core: ServerCore) {
+        let cuts = core.connections.cutOverdue(now: .now, limits: core.clockLimits)
+        guard !cuts.isEmpty else { return }
+        let heads = cuts.filter { $0.phase != .readingBody }.count
+        core.logger.warning("connections closed: request head or body not received in time", [
+            ("heads", .int(heads)), ("bodies", .int(cuts.count - heads)),
+            ("head_timeout_s", .double(core.configuration.headTimeoutSeconds)),
+            ("body_timeout_s", .double(core.configuration.bodyTimeoutSeconds)),
+        ])
     }
 
     private static func listen(_ configuration: HTTPServerConfiguration) throws(HTTPServerError) -> (Int32, Int) {
@@ -223,6 +240,7 @@ public final class HTTPServer: Sendable {
             MHD_OptionItem(option: .NOTIFY_COMPLETED, value: unsafeBitCast(MHDCallbacks.completed, to: Int.self), ptr_value: cls),
             MHD_OptionItem(option: .NOTIFY_CONNECTION, value: unsafeBitCast(MHDCallbacks.connection, to: Int.self), ptr_value: cls),
             MHD_OptionItem(option: .UNESCAPE_CALLBACK, value: unsafeBitCast(MHDCallbacks.keepEscapes, to: Int.self), ptr_value: cls),
+            MHD_OptionItem(option: .URI_LOG_CALLBACK, value: unsafeBitCast(MHDCallbacks.requestLine, to: Int.self), ptr_value: cls),
         ]
         if configuration.perIPConnectionLimit > 0 {
             items.append(MHD_OptionItem(option: .PER_IP_CONNECTION_LIMIT, value: configuration.perIPConnectionLimit, ptr_value: nil))
@@ -250,9 +268,16 @@ enum MHDCallbacks {
                            upload: upload, uploadSize: uploadSize, slot: slot)
     }
 
-    static let completed: MHD_RequestCompletedCallback = { cls, _, slot, code in
+    static let completed: MHD_RequestCompletedCallback = { cls, connection, slot, code in
         guard let cls, let slot else { return }
-        Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue().completed(slot: slot, code: code)
+        Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue().completed(connection: connection, slot: slot, code: code)
+    }
+
+    /// Called once the request line is parsed; what it returns becomes the request's slot.
+    static let requestLine: @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, OpaquePointer?) -> UnsafeMutableRawPointer? = {
+        cls, uri, connection in
+        guard let cls else { return nil }
+        return Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue().requestLine(connection: connection, uri: uri)
     }
 
     static let acceptPolicy: MHD_AcceptPolicyCallback = { cls, address, length in
@@ -262,12 +287,24 @@ enum MHDCallbacks {
         return .YES
     }
 
-    static let connection: MHD_NotifyConnectionCallback = { cls, connection, _, code in
+    static let connection: MHD_NotifyConnectionCallback = { cls, connection, socketContext, code in
         guard let cls, let connection else { return }
         let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
         switch code {
-        case .CONNECTION_NOTIFY_STARTED: core.peers.started(connection)
-        case .CONNECTION_NOTIFY_CLOSED: core.peers.closed(connection)
+        case .CONNECTION_NOTIFY_STARTED:
+            core.peers.started(connection)
+            let fd = ledger_mhd_connection_fd(connection)
+            if fd >= 0, let socketContext {
+                socketContext.pointee = Unmanaged.passRetained(core.connections.started(connection, fd: fd)).toOpaque()
+            }
+        case .CONNECTION_NOTIFY_CLOSED:
+            core.peers.closed(connection)
+            // Sent before libmicrohttpd closes the socket: a duplicate keeps it open to linger.
+            core.connections.closed(connection) { fd, early in core.lingering.adopt(fd, answeredEarly: early) }
+            if let socketContext, let raw = socketContext.pointee {
+                socketContext.pointee = nil
+                Unmanaged<ConnectionState>.fromOpaque(raw).release()
+            }
         @unknown default: break
         }
     }
@@ -286,7 +323,9 @@ enum MHDCallbacks {
         let length = buffer.firstIndex(of: 0) ?? buffer.count
         var message = String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
         while message.last == "\n" { message.removeLast() }
-        Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue().logger.warning(
-            "libmicrohttpd", [("detail", .string(message))])
+        let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
+        // Our access handler returns NO only after answering or logging why itself.
+        if message.hasPrefix("Application reported internal error") { return }
+        core.logger.warning("libmicrohttpd", [("detail", .string(message))])
     }
 }

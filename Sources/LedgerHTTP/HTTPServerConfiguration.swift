@@ -19,10 +19,28 @@ public struct HTTPServerConfiguration: Sendable, Equatable {
     public var requestTimeoutSeconds: Double = 15
     /// Largest accepted request body in bytes; larger ones get 413.
     public var maxBodyBytes: Int = 1 << 20
-    /// Memory per connection for the request line, headers and I/O buffers; headers beyond it get 431.
-    /// 16 KiB, as Node.js allows for headers: libmicrohttpd zeroes the whole of it after every
-    /// request, which at 32 KiB cost about 3 µs of CPU a request.
+    /// Memory per connection for the request line, headers and I/O buffers (libmicrohttpd's pool).
+    /// 16 KiB: libmicrohttpd zeroes the whole of it after every request, which at 32 KiB cost
+    /// about 3 µs of CPU a request. A head it cannot hold gets libmicrohttpd's own HTML 431.
     public var connectionMemoryLimit: Int = 16 * 1024
+    /// Largest request line plus headers, in bytes as received; larger heads get 431 problem+json.
+    /// Half the memory above, so that any head within it leaves room for the answer.
+    public var maxHeadBytes: Int = 8 * 1024
+    /// Most header fields a request may carry; more get 431 problem+json. Each field also costs
+    /// libmicrohttpd a record of about 50 bytes in the connection's memory.
+    public var maxHeaderFields: Int = 100
+    /// Seconds a client has to send a whole request head: from the accept for a connection's
+    /// first request, else from its request line (a keep-alive connection may first stay idle
+    /// for `idleTimeoutSeconds`). Past it the connection is closed without an answer, as nginx
+    /// does at `client_header_timeout`.
+    public var headTimeoutSeconds: Double = 10
+    /// Seconds a client has to send a whole body once its head is in: a body still arriving past
+    /// it gets 408 with its next bytes, one that stopped is cut a second later.
+    public var bodyTimeoutSeconds: Double = 30
+    /// After an answer that closes the connection, how long what the client still sends is read
+    /// and dropped (so it reads the answer, not a reset), and how many bytes at most.
+    public var lingerSeconds: Double = 5
+    public var lingerBytes: Int = 8 << 20
     /// The kernel's accept backlog.
     public var listenBacklog: Int = 511
     /// Seconds `stop()` waits for requests in flight before answering the rest 503.
@@ -39,7 +57,8 @@ public struct HTTPServerConfiguration: Sendable, Equatable {
 
     /// Reads `LEDGER_LISTEN`, `LEDGER_MAX_BODY`, `LEDGER_HTTP_WORKERS`, `LEDGER_HTTP_THREADS`,
     /// `LEDGER_HTTP_MAX_CONNECTIONS`, `LEDGER_HTTP_MAX_CONNECTIONS_PER_IP`, `LEDGER_HTTP_IDLE_TIMEOUT`
-    /// and `LEDGER_REQUEST_TIMEOUT`; absent variables keep the defaults.
+    /// `LEDGER_HTTP_HEAD_TIMEOUT`, `LEDGER_HTTP_BODY_TIMEOUT` and `LEDGER_REQUEST_TIMEOUT`; absent
+    /// variables keep the defaults.
     public static func fromEnvironment(_ environment: [String: String]) throws(HTTPServerError) -> HTTPServerConfiguration {
         var configuration = HTTPServerConfiguration()
         if let listen = environment["LEDGER_LISTEN"], !listen.isEmpty {
@@ -59,6 +78,8 @@ public struct HTTPServerConfiguration: Sendable, Equatable {
         if let value = try integer("LEDGER_HTTP_MAX_CONNECTIONS_PER_IP", 0...1_000_000) { configuration.perIPConnectionLimit = value }
         if let value = try integer("LEDGER_HTTP_IDLE_TIMEOUT", 1...86_400) { configuration.idleTimeoutSeconds = value }
         if let value = try integer("LEDGER_REQUEST_TIMEOUT", 1...3_600) { configuration.requestTimeoutSeconds = Double(value) }
+        if let value = try integer("LEDGER_HTTP_HEAD_TIMEOUT", 1...3_600) { configuration.headTimeoutSeconds = Double(value) }
+        if let value = try integer("LEDGER_HTTP_BODY_TIMEOUT", 1...3_600) { configuration.bodyTimeoutSeconds = Double(value) }
         return configuration
     }
 

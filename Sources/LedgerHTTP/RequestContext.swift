@@ -9,14 +9,17 @@ import Synchronization
 final class RequestContext: @unchecked Sendable {
     enum Phase {
         case receiving
-        /// The body outgrew the limit; the rest is dropped and 413 follows.
-        case discarding
         case dispatched
         case responded
     }
 
     let started = ContinuousClock.now
     var phase = Phase.receiving
+    /// False until the access handler's first call: libmicrohttpd made this context at the
+    /// request line (URI log callback), and answers some heads itself without calling us.
+    var begun = false
+    /// The answer was written straight to the socket (`DirectAnswer`), then the connection closed.
+    var answeredDirectly = false
     var method = ""
     var path = ""
     var version = ""
@@ -25,7 +28,6 @@ final class RequestContext: @unchecked Sendable {
     var remoteAddress = "unknown"
     var requestID = ""
     var body: [UInt8] = []
-    var discarded = 0
     /// The status actually queued (0 until a response is queued).
     var status = 0
     var stream: ResponseStream?

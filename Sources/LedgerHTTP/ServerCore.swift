@@ -24,8 +24,15 @@ final class ServerCore: @unchecked Sendable {
     let peers = PeerAddressBook()
     let stopping = Atomic<Bool>(false)
 
-    /// How much of an oversized chunked body is read and dropped before the connection is cut.
-    var discardLimit: Int { max(8 * configuration.maxBodyBytes, 8 << 20) }
+    /// Every open connection's socket and deadline phase.
+    let connections = ConnectionTable()
+    /// Reads what clients still send after a closing answer.
+    let lingering: LingeringClose
+
+    var clockLimits: ConnectionClock.Limits {
+        ConnectionClock.Limits(headSeconds: configuration.headTimeoutSeconds, bodySeconds: configuration.bodyTimeoutSeconds,
+                               idleSeconds: Double(configuration.idleTimeoutSeconds))
+    }
 
     init(configuration: HTTPServerConfiguration, logger: Logger,
          observer: (@Sendable (HTTPExchange) -> Void)?, runsInline: (@Sendable (HTTPRequest) -> Bool)? = nil,
@@ -38,6 +45,24 @@ final class ServerCore: @unchecked Sendable {
         self.observer = observer
         self.logger = logger
         self.pool = WorkerPool(threads: configuration.workerThreads, name: "http-worker")
+        self.lingering = LingeringClose(seconds: configuration.lingerSeconds, bytes: configuration.lingerBytes,
+                                        maxSockets: max(64, configuration.connectionLimit))
+    }
+
+    // MARK: request line (polling thread, libmicrohttpd's URI log callback)
+
+    /// The request line is in: the head phase starts, and the request's context is made now so
+    /// the completion notification also reports the heads libmicrohttpd answers by itself.
+    func requestLine(connection: OpaquePointer?, uri: UnsafePointer<CChar>?) -> UnsafeMutableRawPointer {
+        if let connection { connections.enter(.readingHead, connection) }
+        let context = RequestContext()
+        if let uri {
+            // Only the path: the query is never logged.
+            let end = strchr(uri, Int32(UInt8(ascii: "?")))
+            context.path = end.map { String(decoding: UnsafeRawBufferPointer(start: uri, count: UnsafePointer($0) - uri), as: UTF8.self) }
+                ?? String(cString: uri)
+        }
+        return Unmanaged.passRetained(context).toOpaque()
     }
 
     // MARK: access handler (polling thread)
@@ -47,33 +72,43 @@ final class ServerCore: @unchecked Sendable {
         version: UnsafePointer<CChar>?, upload: UnsafePointer<CChar>?,
         uploadSize: UnsafeMutablePointer<Int>, slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>
     ) -> MHD_Result {
-        guard let raw = slot.pointee else {
-            let context = RequestContext()
-            slot.pointee = Unmanaged.passRetained(context).toOpaque()
+        let raw = slot.pointee ?? {
+            let made = requestLine(connection: nil, uri: nil)
+            slot.pointee = made
+            return made
+        }()
+        let context = Unmanaged<RequestContext>.fromOpaque(raw).takeUnretainedValue()
+        if !context.begun {
+            context.begun = true
             inFlight.begin()
             return begin(context, connection: connection, url: url, method: method, version: version)
         }
-        let context = Unmanaged<RequestContext>.fromOpaque(raw).takeUnretainedValue()
 
         let incoming = uploadSize.pointee
         if incoming > 0 {
             uploadSize.pointee = 0  // always consumed: buffered or discarded
             switch context.phase {
             case .receiving:
-                // Summed as it streams in, so a chunked body cannot grow past the limit.
-                if context.body.count + incoming > configuration.maxBodyBytes {
-                    context.discarded = context.body.count + incoming
+                // A body still trickling in past its deadline is answered here, by its own
+                // thread, while the watchdog gives it a second's grace before cutting.
+                if let clock = ConnectionTable.state(of: connection)?.clock, clock.phase == .readingBody,
+                   let deadline = clock.deadline(clockLimits), deadline <= .now {
                     context.body = []
-                    context.phase = .discarding
+                    return answerDirectly(.problem(status: 408, title: "Request Timeout",
+                                                   detail: "The request body did not arrive within \(Int(configuration.bodyTimeoutSeconds)) s."),
+                                          context: context, connection: connection)
+                }
+                // Summed as it streams in, so a chunked body cannot grow past the limit. The
+                // answer goes out at once, straight to the socket: libmicrohttpd 0.9.75 cannot
+                // queue one in the middle of a body (nor does it show a chunk's declared size).
+                if context.body.count + incoming > configuration.maxBodyBytes {
+                    context.body = []
+                    return answerDirectly(.problem(status: 413, title: "Content Too Large",
+                                                   detail: "The request body exceeds the limit of \(configuration.maxBodyBytes) bytes."),
+                                          context: context, connection: connection)
                 } else if let upload {
                     context.body.append(contentsOf: UnsafeRawBufferPointer(start: upload, count: incoming))
                 }
-            case .discarding:
-                // libmicrohttpd 0.9.75 cannot queue a response in the middle of a body, so an
-                // oversized chunked body is read and dropped until its end, then answered 413.
-                // A client that keeps sending past a generous bound is cut off without an answer.
-                context.discarded += incoming
-                if context.discarded > discardLimit { return .NO }
             case .dispatched, .responded:
                 break
             }
@@ -82,10 +117,8 @@ final class ServerCore: @unchecked Sendable {
 
         switch context.phase {
         case .receiving:
+            connections.enter(.answering, connection)
             return dispatch(context, connection: connection)
-        case .discarding:
-            return reject(context, connection, status: 413, title: "Content Too Large",
-                          detail: "The request body exceeds the limit of \(configuration.maxBodyBytes) bytes.")
         case .dispatched:
             let (response, stream) = context.takePending()
                 ?? (HTTPResponse.problem(status: 500, title: "Internal Server Error"), nil)
@@ -98,16 +131,50 @@ final class ServerCore: @unchecked Sendable {
 
     private func begin(_ context: RequestContext, connection: OpaquePointer, url: UnsafePointer<CChar>?,
                        method: UnsafePointer<CChar>?, version: UnsafePointer<CChar>?) -> MHD_Result {
+        connections.enter(.readingBody, connection)
         context.method = method.map { String(cString: $0) } ?? ""
         context.path = url.map { String(cString: $0) } ?? "/"
         context.version = version.map { String(cString: $0) } ?? ""
-        context.headers = ServerCore.values(connection, kind: .HEADER_KIND)
-        context.queryItems = ServerCore.values(connection, kind: .GET_ARGUMENT_KIND).map {
+        // The head as received starts at the method, in libmicrohttpd's read buffer; every
+        // string below points into it, which is how HeadInspection finds bytes a NUL hid.
+        let headSize = ledger_mhd_request_header_size(connection)
+        let base = method.map { UnsafeRawPointer($0) }
+        let collector = ValueCollector(base: headSize > 0 ? base : nil, size: headSize)
+        collector.cover(method)
+        collector.cover(url)
+        collector.cover(version)
+        context.headers = ServerCore.values(connection, kind: .HEADER_KIND, into: collector)
+        let fieldCount = context.headers.count
+        context.queryItems = ServerCore.values(connection, kind: .GET_ARGUMENT_KIND, into: collector).map {
             (name: PercentDecoding.decode($0.0), value: PercentDecoding.decode($0.1))
         }
         context.remoteAddress = peers.address(of: connection)
         let clientID = context.headers.first { HTTPRequest.fieldName($0.0) == "x-request-id" }?.1
         context.requestID = RequestID.sanitized(clientID) ?? RequestID.generate()
+
+        if let base = collector.base {
+            let lineBytes = version.map { UnsafeRawPointer($0) - base + strlen($0) } ?? 0
+            let verdict = HeadInspection.check(
+                raw: UnsafeRawBufferPointer(start: base, count: headSize), visible: collector.ranges, fieldCount: fieldCount,
+                requestLineBytes: (0...headSize).contains(lineBytes) ? lineBytes : 0,
+                maxHeadBytes: configuration.maxHeadBytes, maxFields: configuration.maxHeaderFields)
+            switch verdict {
+            case .fine:
+                break
+            case .targetTooLong(let detail):
+                return answerDirectly(.problem(status: 414, title: "URI Too Long", detail: detail),
+                                      context: context, connection: connection)
+            case .tooLarge(let detail):
+                // Straight to the socket: a head near the memory limit leaves libmicrohttpd no
+                // room to build a response header (it would close with an empty reply).
+                return answerDirectly(.problem(status: 431, title: "Request Header Fields Too Large", detail: detail),
+                                      context: context, connection: connection)
+            case .hiddenBytes:
+                return answerDirectly(.problem(status: 400, title: "Bad Request",
+                                               detail: "The request target or a header field contains a NUL byte (or a folded header line)."),
+                                      context: context, connection: connection)
+            }
+        }
 
         switch FramingGuard.check(headers: context.headers, version: context.version,
                                   maxBodyBytes: configuration.maxBodyBytes) {
@@ -124,8 +191,22 @@ final class ServerCore: @unchecked Sendable {
     private func reject(_ context: RequestContext, _ connection: OpaquePointer,
                         status: Int, title: String, detail: String) -> MHD_Result {
         context.phase = .responded
+        connections.answeredEarly(connection)
         return queue(.problem(status: status, title: title, detail: detail), stream: nil,
                      context: context, connection: connection, close: true)
+    }
+
+    /// Writes the answer straight to the socket and has libmicrohttpd close the connection
+    /// (returning NO from the access handler), for the moments it cannot queue one itself.
+    private func answerDirectly(_ response: HTTPResponse, context: RequestContext, connection: OpaquePointer) -> MHD_Result {
+        context.phase = .responded
+        context.status = response.status
+        context.answeredDirectly = true
+        connections.answeredEarly(connection)
+        if let fd = connections.fd(of: connection) {
+            DirectAnswer.send(DirectAnswer.encode(response, requestID: context.requestID), to: fd)
+        }
+        return .NO
     }
 
     private func dispatch(_ context: RequestContext, connection: OpaquePointer) -> MHD_Result {
@@ -258,6 +339,7 @@ final class ServerCore: @unchecked Sendable {
             context.stream = stream
         } else {
             stream?.cancel()
+            logger.error("libmicrohttpd refused the response", [("request_id", .string(context.requestID)), ("status", .int(status))])
         }
         return result
     }
@@ -277,27 +359,55 @@ final class ServerCore: @unchecked Sendable {
 
     // MARK: completion (polling thread)
 
-    func completed(slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>, code: MHD_RequestTerminationCode) {
+    func completed(connection: OpaquePointer?, slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>,
+                   code: MHD_RequestTerminationCode) {
+        if let connection { connections.enter(.betweenRequests, connection) }
         guard let raw = slot.pointee else { return }
         slot.pointee = nil
         let context = Unmanaged<RequestContext>.fromOpaque(raw).takeRetainedValue()
-        inFlight.end()
+        if context.begun {
+            inFlight.end()
+        } else if let connection {
+            // libmicrohttpd answered the head itself (400, 413, 414, 431, 505): log what it sent.
+            context.status = Int(ledger_mhd_http_status(connection))
+            if context.status != 0 { connections.answeredEarly(connection) }
+            if context.requestID.isEmpty { context.requestID = RequestID.generate() }
+        }
         guard let observer else { return }
         let elapsed = ContinuousClock.now - context.started
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         observer(HTTPExchange(
             request: context.dispatched ?? context.request(), status: context.status, duration: seconds,
-            completed: code == .REQUEST_TERMINATED_COMPLETED_OK))
+            completed: code == .REQUEST_TERMINATED_COMPLETED_OK || context.answeredDirectly))
     }
 
     // MARK: helpers
 
-    private final class ValueCollector {
+    /// Collects a connection's values, and the byte ranges of the head they cover.
+    final class ValueCollector {
         var values: [(String, String)] = []
+        /// The start of the head in libmicrohttpd's buffer, or nil when its size is unknown.
+        let base: UnsafeRawPointer?
+        let size: Int
+        var ranges: [Range<Int>] = []
+
+        init(base: UnsafeRawPointer? = nil, size: Int = 0) {
+            self.base = base
+            self.size = size
+            if base != nil { ranges.reserveCapacity(32) }
+        }
+
+        func cover(_ text: UnsafePointer<CChar>?) {
+            guard let base, let text else { return }
+            let start = UnsafeRawPointer(text) - base
+            guard start >= 0, start < size else { return }
+            ranges.append(start..<min(size, start + strlen(text)))
+        }
     }
 
-    static func values(_ connection: OpaquePointer, kind: MHD_ValueKind) -> [(String, String)] {
-        let collector = ValueCollector()
+    static func values(_ connection: OpaquePointer, kind: MHD_ValueKind, into collector: ValueCollector = ValueCollector())
+        -> [(String, String)] {
+        collector.values = []
         // Sized from MHD's own count: one allocation, not one per doubling.
         let count = MHD_get_connection_values(connection, kind, nil, nil)
         if count > 0 { collector.values.reserveCapacity(Int(count)) } else { return [] }
@@ -306,6 +416,8 @@ final class ServerCore: @unchecked Sendable {
             guard let cls, let key else { return .YES }
             let collector = Unmanaged<ValueCollector>.fromOpaque(cls).takeUnretainedValue()
             collector.values.append((String(cString: key), value.map { String(cString: $0) } ?? ""))
+            collector.cover(key)
+            collector.cover(value)
             return .YES
         }, unmanaged.toOpaque())
         return withExtendedLifetime(collector) { collector.values }

@@ -16,7 +16,9 @@ struct RawResponse {
     var text: String { String(decoding: body, as: UTF8.self) }
 }
 
-final class RawConnection {
+final class RawConnection: @unchecked Sendable {
+    // @unchecked: one thread may send while another reads; `send` touches only the socket,
+    // and `buffer` belongs to the reading thread.
     let fd: Int32
     private var buffer: [UInt8] = []
 
@@ -115,6 +117,23 @@ final class RawConnection {
             buffer = []
         }
         return response
+    }
+
+    /// Everything the peer sends until it closes the connection or `seconds` pass.
+    func readAll(within seconds: Double) -> [UInt8] {
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while Date() < deadline {
+            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if count > 0 {
+                buffer.append(contentsOf: chunk[0..<count])
+                continue
+            }
+            if count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) { continue }
+            break
+        }
+        defer { buffer = [] }
+        return buffer
     }
 
     /// True when the peer closes the connection within `seconds` (reading and discarding).

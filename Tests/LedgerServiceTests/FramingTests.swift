@@ -120,6 +120,18 @@ final class FramingTests {
         #expect(reply.isProblem, "\(reply)")
     }
 
+    @Test("a 2 MiB webhook written in full before the answer is read (as Python's urllib does) gets its 413 problem, five times in a row")
+    func twoMebibytesWrittenInFull() throws {
+        let body = [UInt8](repeating: UInt8(ascii: "x"), count: 2 << 20)
+        for attempt in 1...5 {
+            let connection = try TestConnection(port: ledger.port)
+            try connection.send(Array("POST /v1/webhooks/web3 HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body)
+            let reply = try connection.readResponse()
+            #expect(reply.status == 413 && reply.isProblem, "attempt \(attempt): \(reply)")
+        }
+        #expect(try ledger.count("SELECT count(*) AS n FROM ledger.events") == 0)
+    }
+
     @Test("a 2 MiB chunked body gets 413 with a problem, and nothing is stored")
     func twoMebibytesChunked() throws {
         let connection = try TestConnection(port: ledger.port)
