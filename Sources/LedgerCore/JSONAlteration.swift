@@ -7,6 +7,7 @@ public struct JSONAlteration: Sendable, Hashable, CustomStringConvertible {
         case loneSurrogate
         case tooDeep(limit: Int)
         case numberOutOfRange
+        case numbersExpandTooMuch(limit: Int)
         case repeatedKey
     }
 
@@ -25,6 +26,7 @@ public struct JSONAlteration: Sendable, Hashable, CustomStringConvertible {
         case .loneSurrogate: return "a string held half of a UTF-16 surrogate pair"
         case .tooDeep(let limit): return "the value was nested more than \(limit) levels deep"
         case .numberOutOfRange: return "the number is beyond what PostgreSQL numeric holds"
+        case .numbersExpandTooMuch(let limit): return "the body's numbers would grow by more than \(limit) bytes as jsonb stores them"
         case .repeatedKey: return "the key was repeated"
         }
     }
@@ -33,7 +35,7 @@ public struct JSONAlteration: Sendable, Hashable, CustomStringConvertible {
     public var reason: String {
         switch kind {
         case .nulCharacter, .loneSurrogate: return problem + ": U+FFFD stands in its place"
-        case .tooDeep, .numberOutOfRange: return problem + ": null stands in its place"
+        case .tooDeep, .numberOutOfRange, .numbersExpandTooMuch: return problem + ": null stands in its place"
         case .repeatedKey: return problem + ": only its last value is kept"
         }
     }

@@ -14,6 +14,8 @@ public struct JSONError: Error, Hashable, Sendable, CustomStringConvertible {
         case invalidNumber
         /// A number whose exponent PostgreSQL numeric could not hold.
         case numberOutOfRange
+        /// The document's numbers would grow by more than `limit` bytes as jsonb stores them.
+        case numbersExpandTooMuch(limit: Int)
         case tooDeep(limit: Int)
         case duplicateKey(String)
         case trailingData
@@ -47,6 +49,8 @@ public struct JSONError: Error, Hashable, Sendable, CustomStringConvertible {
         case .invalidNumber: what = "a number is not written as JSON allows"
         case .numberOutOfRange:
             what = "a number is beyond what PostgreSQL numeric holds (\(NumericRange.maxIntegerDigits) digits before the point, \(NumericRange.maxFractionDigits) after)"
+        case .numbersExpandTooMuch(let limit):
+            what = "the numbers would take more than \(limit) bytes beyond their text as PostgreSQL stores them (write such a value as a string)"
         case .tooDeep(let limit): what = "values are nested more than \(limit) levels deep"
         case .duplicateKey(let key): what = "an object repeats the key \(CoreError.quote(key))"
         case .trailingData: what = "there is more data after the JSON value"

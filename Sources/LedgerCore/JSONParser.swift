@@ -13,6 +13,9 @@ public enum JSONParser {
     /// order states): they embed a request's JSON a few levels deeper than it arrived,
     /// so what was accepted at the door must always read back.
     public static let storedMaxDepth = 2 * maxDepth
+    /// How much longer than written a document's numbers may become once printed as
+    /// numeric prints them (`1e300` grows by 296 bytes): 1 MiB, the default body limit.
+    public static let maxNumberExpansion = 1 << 20
 
     public static func parse(_ bytes: [UInt8], maxDepth limit: Int = maxDepth) throws(JSONError) -> JSONValue {
         let result: Result<JSONValue, JSONError> = bytes.withUnsafeBufferPointer { buf in
@@ -41,7 +44,7 @@ public enum JSONParser {
             return (try parse(bytes, maxDepth: limit), [])
         } catch {
             switch error.kind {
-            case .nulCharacter, .loneSurrogate, .tooDeep, .duplicateKey, .numberOutOfRange: break
+            case .nulCharacter, .loneSurrogate, .tooDeep, .duplicateKey, .numberOutOfRange, .numbersExpandTooMuch: break
             default: throw error
             }
         }
@@ -64,6 +67,8 @@ public enum JSONParser {
         var i = 0
         var depth = 0
         let limit: Int
+        /// How many bytes the document's numbers have grown by so far, printed as numeric does.
+        var expansion = 0
         /// Lenient mode (`parseLenient`): what jsonb cannot hold is changed and noted.
         let lenient: Bool
         var alterations: [JSONAlteration] = []
@@ -120,6 +125,9 @@ public enum JSONParser {
                         return .number(try number())
                     } catch where error.kind == .numberOutOfRange {
                         note(.numberOutOfRange)
+                        return .null
+                    } catch where error.kind == .numbersExpandTooMuch(limit: JSONParser.maxNumberExpansion) {
+                        note(.numbersExpandTooMuch(limit: JSONParser.maxNumberExpansion))
                         return .null
                     }
                 }
@@ -245,6 +253,14 @@ public enum JSONParser {
             // Short integers always fit numeric; anything else is measured as numeric would hold it.
             if !(plain && literal.count <= 64) {
                 guard let shape = NumericRange.shape(literal), shape.fits else { throw JSONError(.numberOutOfRange, at: start) }
+                // jsonb stores a number as numeric prints it: `1e131071` is 8 bytes here and
+                // 128 KiB there. The growth a document's numbers may add is bounded, so a body
+                // of such numbers cannot make gigabytes of storage and memory.
+                let grown = expansion + max(0, shape.printedLength - literal.count)
+                if grown > JSONParser.maxNumberExpansion {
+                    throw JSONError(.numbersExpandTooMuch(limit: JSONParser.maxNumberExpansion), at: start)
+                }
+                expansion = grown
             }
             return String(decoding: literal, as: UTF8.self)
         }

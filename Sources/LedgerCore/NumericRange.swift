@@ -23,6 +23,7 @@ public enum NumericRange {
         public var exponent: Int
         /// Index, among all written digits, of the first non-zero one (nil for zero).
         public var firstNonZero: Int?
+        public var negative: Bool = false
 
         /// Digits numeric prints after the point: jsonb keeps the written scale less the exponent.
         public var scale: Int { max(0, fractionDigits - exponent) }
@@ -31,6 +32,12 @@ public enum NumericRange {
         public var significantIntegerDigits: Int {
             guard let firstNonZero else { return 0 }
             return max(0, integerDigits + exponent - firstNonZero)
+        }
+
+        /// The length of the text numeric prints for it (sign, digits, point).
+        public var printedLength: Int {
+            let sign = negative && firstNonZero != nil ? 1 : 0
+            return sign + max(1, significantIntegerDigits) + (scale > 0 ? 1 + scale : 0)
         }
 
         public var fits: Bool {
@@ -85,7 +92,7 @@ public enum NumericRange {
         }
         guard i == b.count else { return nil }
         return Shape(integerDigits: integerDigits, fractionDigits: fractionDigits, exponent: exponent,
-                     firstNonZero: firstNonZero)
+                     firstNonZero: firstNonZero, negative: b[0] == UInt8(ascii: "-"))
     }
 
     public static func shape(_ literal: String) -> Shape? {

@@ -50,6 +50,22 @@ struct JSONTests {
         #expect(kind([0xef, 0xbb, 0xbf, 0x7b, 0x7d]) == .unexpectedByte(0xef))
     }
 
+    @Test("numbers may grow by at most 1 MiB as jsonb prints them: eight 1e131071 fit, nine do not; a provider body's ninth becomes null and is noted")
+    func numberExpansionIsBounded() throws {
+        let eight = "[" + Array(repeating: "1e131071", count: 8).joined(separator: ",") + "]"
+        #expect((try? JSONValue.parse(eight)) != nil)
+        let nine = "{\"n\":[" + Array(repeating: "1e131071", count: 9).joined(separator: ",") + ",5e2]}"
+        do {
+            _ = try JSONValue.parse(nine)
+            Issue.record("accepted nine numbers of 128 KiB each")
+        } catch {
+            #expect(error.kind == .numbersExpandTooMuch(limit: 1 << 20) && error.path == "n[8]", "\(error)")
+        }
+        let (value, alterations) = try JSONParser.parseLenient(Array(nine.utf8))
+        #expect(value["n"]?.arrayValue?[8] == .null && value["n"]?.arrayValue?[9] == .number("5e2"))
+        #expect(alterations.map(\.path.description) == ["n[8]"])
+    }
+
     @Test("nesting up to 64 levels parses, deeper fails with tooDeep")
     func depth() {
         let ok = String(repeating: "[", count: 64) + String(repeating: "]", count: 64)

@@ -23,12 +23,23 @@ struct JSONBTextTests {
         #expect(JSONBText.string(try JSONValue.parse(literal)) == (try postgres(literal)))
     }
 
+    /// Long literals are built here, not passed as test arguments (the test library
+    /// describes each argument, and 130,000-character ones are not worth describing).
+    static func literal(_ name: String) -> String {
+        switch name {
+        case "10,000 digits": return "1" + String(repeating: "0", count: 10_000)
+        case "16,383 fraction digits": return "0." + String(repeating: "0", count: 16_382) + "1"
+        case "131,073 digits": return "1" + String(repeating: "0", count: 131_072)
+        default: return name
+        }
+    }
+
     @Test("numbers at numeric's edges: what jsonb holds, the parser accepts, JSONBText prints as PostgreSQL does and the stored text reads back", arguments: [
         "1e300", "-1e300", "1e-300", "1e1001", "1e131071", "1.0e131071", "0.1e131072", "1e-16383", "0e-16383",
-        "0e999999", "-0e5", "-0.0e-3", "12345.6789e-16379",
-        "1" + String(repeating: "0", count: 10_000), "0." + String(repeating: "0", count: 16_382) + "1",
+        "0e999999", "-0e5", "-0.0e-3", "12345.6789e-16379", "10,000 digits", "16,383 fraction digits",
     ])
-    func numbersAtTheEdges(literal: String) throws {
+    func numbersAtTheEdges(name: String) throws {
+        let literal = Self.literal(name)
         let printed = try postgres(literal)
         #expect(JSONBText.numeric(literal) == printed)
         #expect(JSONBText.string(try JSONValue.parse(literal)) == printed)
@@ -37,15 +48,15 @@ struct JSONBTextTests {
     }
 
     @Test("numbers beyond numeric's range: PostgreSQL refuses them, and so do the parser and JSONBText", arguments: [
-        "1e131072", "10e131071", "1" + String(repeating: "0", count: 131_072), "1e-16384", "1.0e-16383", "0e-16384",
-        "1e2147483648", "0e-2147483649",
+        "1e131072", "10e131071", "131,073 digits", "1e-16384", "1.0e-16383", "0e-16384", "1e2147483648", "0e-2147483649",
     ])
-    func numbersBeyondTheRange(literal: String) throws {
+    func numbersBeyondTheRange(name: String) throws {
+        let literal = Self.literal(name)
         #expect(throws: PostgresError.self) { try postgres(literal) }
         #expect(JSONBText.numeric(literal) == nil)
         do {
             _ = try JSONValue.parse(literal)
-            Issue.record("the parser accepted \(literal.prefix(40))")
+            Issue.record("the parser accepted \(name)")
         } catch {
             #expect(error.kind == .numberOutOfRange)
         }

@@ -28,6 +28,8 @@ final class SignedUnmappedContentTests {
         ("nesting deeper than 64", #""deep":"# + String(repeating: "[", count: 70) + String(repeating: "]", count: 70), "deep", "nested more than 64"),
         ("a repeated key in a nested unknown object", #""extra":{"k":1,"k":2}"#, "extra.k", "repeated"),
         ("a number numeric cannot hold", #""big":1e999999999"#, "big", "numeric"),
+        ("numbers that grow past 1 MiB as jsonb stores them", #""wide":["# + Array(repeating: "1e131071", count: 9).joined(separator: ",") + "]",
+         "wide[8]", "grow by more than 1048576 bytes"),
     ])
     func unmappedShapeIsStored(shape: String, field: String, path: String, reason: String) throws {
         let no = "SU-" + shape.split(separator: " ").joined(separator: "-")
@@ -47,6 +49,17 @@ final class SignedUnmappedContentTests {
         let again = try ledger.sendWeb3(body)
         #expect(again.status == 200 && again["duplicate"]?.boolValue == true, "\(again)")
         #expect(try ledger.verify() == [])
+    }
+
+    @Test("an API body whose numbers would grow past 1 MiB in jsonb is 400 naming where, and stores nothing")
+    func apiNumbersThatExpandAreRefused() throws {
+        #expect(try ledger.register("SU-WIDE").status == 201)
+        let wide = "[" + Array(repeating: "1e131071", count: 9).joined(separator: ",") + "]"
+        let reply = try ledger.client.post("/v1/orders/SU-WIDE/client-events", token: ledger.ingest, json: """
+            {"provider":"web3","callback":"close","payload":{"n":\(wide)},"clientEventId":"5d7c2a4e-3f1d-4c8a-9e2b-5d6f7a8b9c0d"}
+            """)
+        #expect(reply.status == 400 && reply.isProblem && reply["detail"]?.stringValue?.contains("payload.n[8]") == true, "\(reply)")
+        #expect(try ledger.count("SELECT count(*) AS n FROM ledger.events WHERE stream = 'order-SU-WIDE'") == 1)
     }
 
     @Test("a Banxa webhook with a NUL and a repeated key in its metadata object is stored, both listed")
