@@ -5,7 +5,7 @@ import Foundation
 let usage = """
     usage: ledger-bench COMMAND [options]   (build with -c release)
 
-      core                               reducer events/s and web3 webhook verify+map µs (issue 3)
+      core [--repeats 5]                 reducer events/s and web3 webhook verify+map µs (issue 3)
       append   [--database-url URL] [--clients 64] [--seconds 10] [--max-batch 1000] [--callers tasks|threads]
                                          group-commit appends through one GroupCommitter (issue 2);
                                          DATABASE_URL is the default database
@@ -38,8 +38,8 @@ func runCommand(_ arguments: [String]) throws {
     let rest = arguments.dropFirst()
     switch command {
     case "core":
-        _ = try Options(rest, allowed: [])
-        CoreBenchmark.run().print()
+        let o = try Options(rest, allowed: ["repeats"])
+        CoreBenchmark.run(repeats: try o.int("repeats", default: 5, range: 1...100)).print()
     case "append":
         let o = try Options(rest, allowed: ["database-url", "clients", "seconds", "max-batch", "callers"])
         guard let url = o.string("database-url") ?? ProcessInfo.processInfo.environment["DATABASE_URL"] else {
