@@ -3,8 +3,19 @@ import Foundation
 /// The SQL for the pgbench baselines, written by `ledger-bench pgbench-scripts`
 /// so pgbench inserts exactly the row width the append benchmark appends.
 ///
-/// - setup.sql: `bench_events` with the columns, constraints and indexes of
-///   ledger.events, and `bench_orders` shaped like ledger.orders, seeded;
+/// Two shapes of table. The baselines are the tables a team would write for
+/// itself to keep webhooks (`webhook_events`: an identity key, a unique
+/// idempotency key, a unique (stream, stream_version), rows as wide as a ledger
+/// event) and its orders (`team_orders`: the order number as key, a status, a
+/// version counter, the order's document as wide as the ledger's):
+/// - plain_insert.sql: a new webhook, one INSERT (as a new-order webhook);
+/// - plain_existing.sql: a webhook for an order that exists: in one transaction,
+///   the order's row updated (status, version + 1, updated_at) and the event
+///   inserted at that version;
+/// - plain_new_order.sql: a new order: its row and its first event inserted;
+/// - plain_select.sql: an order read by its number.
+/// For reference, the ledger's own shapes (`bench_events`, column for column
+/// ledger.events with its five indexes; `bench_orders` as ledger.orders):
 /// - insert.sql: one single-row INSERT transaction with a fresh key;
 /// - select.sql: one select-by-primary-key of an order row.
 enum PgbenchScripts {
@@ -13,6 +24,88 @@ enum PgbenchScripts {
         try setup(orders: orders).write(toFile: directory + "/setup.sql", atomically: true, encoding: .utf8)
         try insert().write(toFile: directory + "/insert.sql", atomically: true, encoding: .utf8)
         try select(orders: orders).write(toFile: directory + "/select.sql", atomically: true, encoding: .utf8)
+        try plainInsert().write(toFile: directory + "/plain_insert.sql", atomically: true, encoding: .utf8)
+        try plainExisting(orders: orders).write(toFile: directory + "/plain_existing.sql", atomically: true, encoding: .utf8)
+        try plainNewOrder().write(toFile: directory + "/plain_new_order.sql", atomically: true, encoding: .utf8)
+        try plainSelect(orders: orders).write(toFile: directory + "/plain_select.sql", atomically: true, encoding: .utf8)
+    }
+
+    /// The team's own tables, seeded with `orders` orders (each with its first event).
+    static func plainSetup(orders: Int) -> String {
+        let sample = EventSample.newEvent(run: "00000000", thread: 0, n: 0)
+        let raw = String(decoding: sample.raw ?? [], as: UTF8.self)
+        // The event's payload and metadata in one jsonb (a team keeps what it was sent).
+        let payload = quoted(String(sample.payloadJSON.dropLast()) + ",\"meta\":" + sample.metadataJSON + "}")
+        return """
+            DROP TABLE IF EXISTS webhook_events;
+            DROP TABLE IF EXISTS team_orders;
+            CREATE TABLE webhook_events (
+                id              bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                idempotency_key text        NOT NULL UNIQUE,
+                stream          text        NOT NULL,
+                stream_version  int         NOT NULL,
+                payload         jsonb       NOT NULL,
+                raw             bytea,
+                received_at     timestamptz NOT NULL DEFAULT now(),
+                UNIQUE (stream, stream_version)
+            );
+            CREATE TABLE team_orders (
+                merchant_order_no text        PRIMARY KEY,
+                status            smallint    NOT NULL,
+                version           int         NOT NULL,
+                updated_at        timestamptz NOT NULL,
+                document          jsonb       NOT NULL
+            );
+            INSERT INTO team_orders SELECT 'T-' || i, 2, 1, now(), \(quoted(EventSample.orderStateJSON()))::jsonb
+              FROM generate_series(1, \(orders)) AS i;
+            INSERT INTO webhook_events (idempotency_key, stream, stream_version, payload, raw)
+            SELECT 'web3:seed-' || i, 'order-T-' || i, 1, \(payload)::jsonb, convert_to(\(quoted(raw)), 'UTF8')
+              FROM generate_series(1, \(orders)) AS i;
+            VACUUM ANALYZE team_orders, webhook_events;
+
+            """
+    }
+
+    /// The event row of the plain table, stream and version given as SQL expressions.
+    private static func plainEventInsert(stream: String, version: String) -> String {
+        let sample = EventSample.newEvent(run: "00000000", thread: 0, n: 0)
+        let raw = String(decoding: sample.raw ?? [], as: UTF8.self)
+        let payload = quoted(String(sample.payloadJSON.dropLast()) + ",\"meta\":" + sample.metadataJSON + "}")
+        return "INSERT INTO webhook_events (idempotency_key, stream, stream_version, payload, raw) SELECT 'web3:' || k, \(stream), \(version), \(payload)::jsonb, convert_to(\(quoted(raw)), 'UTF8') FROM (SELECT encode(sha256(convert_to(gen_random_uuid()::text, 'UTF8')), 'hex') AS k) AS fresh;"
+    }
+
+    static func plainInsert() -> String {
+        plainEventInsert(stream: "'order-B-' || left(k, 16)", version: "1") + "\n"
+    }
+
+    static func plainExisting(orders: Int) -> String {
+        """
+        \\set k random(1, \(orders))
+        BEGIN;
+        UPDATE team_orders SET status = 3, version = version + 1, updated_at = now() WHERE merchant_order_no = 'T-' || :k RETURNING version
+        \\gset
+        \(plainEventInsert(stream: "'order-T-' || :k", version: ":version"))
+        END;
+
+        """
+    }
+
+    static func plainNewOrder() -> String {
+        """
+        BEGIN;
+        \(plainEventInsert(stream: "'order-N-' || left(k, 16)", version: "1"))
+        INSERT INTO team_orders VALUES ('N-' || encode(sha256(convert_to(gen_random_uuid()::text, 'UTF8')), 'hex'), 1, 1, now(), \(quoted(EventSample.orderStateJSON()))::jsonb);
+        END;
+
+        """
+    }
+
+    static func plainSelect(orders: Int) -> String {
+        """
+        \\set k random(1, \(orders))
+        SELECT * FROM team_orders WHERE merchant_order_no = 'T-' || :k;
+
+        """
     }
 
     static func setup(orders: Int) -> String {
@@ -61,7 +154,7 @@ enum PgbenchScripts {
             ALTER TABLE bench_orders ALTER COLUMN state SET STATISTICS 0;
             VACUUM ANALYZE bench_orders;
 
-            """
+            """ + plainSetup(orders: orders)
     }
 
     /// One event-sized row a transaction: same payload, raw, metadata and key

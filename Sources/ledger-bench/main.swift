@@ -5,7 +5,7 @@ import Foundation
 let usage = """
     usage: ledger-bench COMMAND [options]   (build with -c release)
 
-      core                               reducer events/s and web3 webhook verify+map µs (issue 3)
+      core [--repeats 5]                 reducer events/s and web3 webhook verify+map µs (issue 3)
       append   [--database-url URL] [--clients 64] [--seconds 10] [--max-batch 1000] [--callers tasks|threads]
                                          group-commit appends through one GroupCommitter (issue 2);
                                          DATABASE_URL is the default database
@@ -21,6 +21,12 @@ let usage = """
       reads    --url URL --token T --orders-file FILE [--orders N] [--connections 32]
                [--seconds 10] [--requests N] [--server-pid PID]
                                          GET /v1/orders/{no} (issue 4)
+      mix-requests --url URL --key K --token T --orders N --prefix PATH [--files 2] [--spread 1000]
+                                         http_ingest_mix's requests (6 an order: register, webhooks 1-3,
+                                         client event, GET), written to PATH.0, PATH.1, ... for wrk
+      fill     --database-url URL --events N [--threads 2]
+                                         N events in real order streams (5 an order, made by the core),
+                                         appended in large batches, no read models (then `ledger rebuild`)
       pgbench-scripts --dir DIR [--orders 10000]
                                          write setup.sql, insert.sql and select.sql for the pgbench baselines
 
@@ -32,8 +38,8 @@ func runCommand(_ arguments: [String]) throws {
     let rest = arguments.dropFirst()
     switch command {
     case "core":
-        _ = try Options(rest, allowed: [])
-        CoreBenchmark.run().print()
+        let o = try Options(rest, allowed: ["repeats"])
+        CoreBenchmark.run(repeats: try o.int("repeats", default: 5, range: 1...100)).print()
     case "append":
         let o = try Options(rest, allowed: ["database-url", "clients", "seconds", "max-batch", "callers"])
         guard let url = o.string("database-url") ?? ProcessInfo.processInfo.environment["DATABASE_URL"] else {
@@ -76,6 +82,18 @@ func runCommand(_ arguments: [String]) throws {
         if let limit = try o.optionalInt("orders") { orders = Array(orders.prefix(limit)) }
         guard !orders.isEmpty else { throw UsageError("no order numbers in --orders-file") }
         HTTPLoad.reads(options, token: try o.required("token"), orders: orders).print()
+    case "mix-requests":
+        let o = try Options(rest, allowed: ["url", "key", "token", "orders", "prefix", "files", "spread"])
+        try MixRequestFiles(target: try HTTPTarget(url: try o.required("url")), key: try o.required("key"),
+                            token: try o.required("token"), orders: try o.int("orders", default: 10_000, range: 1...10_000_000),
+                            files: try o.int("files", default: 2, range: 1...64), prefix: try o.required("prefix"),
+                            spread: try o.int("spread", default: 1000, range: 1...1_000_000))
+            .write().print()
+    case "fill":
+        let o = try Options(rest, allowed: ["database-url", "events", "threads"])
+        try ScaleFill(databaseURL: try o.required("database-url"),
+                      events: try o.int("events", default: 1_000_000, range: 1...100_000_000),
+                      threads: try o.int("threads", default: 2, range: 1...64)).run().print()
     case "pgbench-scripts":
         let o = try Options(rest, allowed: ["dir", "orders"])
         try PgbenchScripts.write(to: try o.required("dir"), orders: try o.int("orders", default: 10_000))

@@ -1,0 +1,116 @@
+import Foundation
+import LedgerCore
+import LedgerPostgres
+
+/// The scale phase's ledger, built fast: `events` events in real order streams,
+/// appended through the store's own path (one GroupCommitter, binary COPY, the
+/// hash chain) in large batches, with no projector: `ledger rebuild` then makes
+/// the read models from them (and is timed doing it).
+///
+/// Every order gets what `http_ingest_mix` sends for it, made by the core as the
+/// service makes it: its registration (`POST /v1/orders`), web3 webhooks for
+/// statuses 1, 2 and 3, and one client event; five events an order.
+struct ScaleFill {
+    var databaseURL: String
+    var events: Int
+    var threads = 2
+    var ordersPerCall = 200
+
+    static let eventsPerOrder = 5
+
+    func run() throws -> Report {
+        let pool = ConnectionPool(configuration: DatabaseConfiguration(connectionString: databaseURL, poolSize: 2))
+        defer { pool.close() }
+        let committer = GroupCommitter(pool: pool, projector: nil, maxBatch: 5000, maxQueuedEvents: 1_000_000)
+        let run = EventSample.hex(UInt64.random(in: 0...UInt64(UInt32.max)), width: 8)
+        let orders = (events + Self.eventsPerOrder - 1) / Self.eventsPerOrder
+        let next = Counter()
+        let failures = Counter()
+        let began = MonotonicClock.now()
+        let group = DispatchGroup()
+        for _ in 0..<threads {
+            group.enter()
+            Thread {
+                defer { group.leave() }
+                while true {
+                    let first = next.add(ordersPerCall)
+                    guard first < orders else { return }
+                    var batch: [NewEvent] = []
+                    batch.reserveCapacity(ordersPerCall * Self.eventsPerOrder)
+                    for n in first..<min(orders, first + ordersPerCall) {
+                        guard let made = try? Self.orderEvents(run: run, n: n) else { _ = failures.add(1); continue }
+                        batch += made
+                    }
+                    do {
+                        let outcomes = try committer.append(batch, timeout: 120)
+                        let refused = outcomes.filter { if case .appended = $0 { return false } else { return true } }.count
+                        if refused > 0 { _ = failures.add(refused) }
+                    } catch {
+                        FileHandle.standardError.write(Data("fill: \(error)\n".utf8))
+                        _ = failures.add(batch.count)
+                    }
+                }
+            }.start()
+        }
+        group.wait()
+        let elapsed = MonotonicClock.seconds(MonotonicClock.now() - began)
+        committer.shutdown()
+        let head = try pool.withConnection { try EventStore().head(on: $0).position }
+        var report = Report(phase: "fill")
+        report["orders"] = String(orders)
+        report["events"] = String(orders * Self.eventsPerOrder)
+        report["failed"] = String(failures.value)
+        report["head"] = String(head)
+        report["seconds"] = Report.format(elapsed)
+        report["rate"] = Report.format(Double(orders * Self.eventsPerOrder) / elapsed)
+        return report
+    }
+
+    /// Order `S-<run>-<n>`'s five events, as the service would store them.
+    static func orderEvents(run: String, n: Int) throws -> [NewEvent] {
+        let order = "S-\(run)-\(n)"
+        let no = try MerchantOrderNo(order)
+        let now = Timestamp.now()
+        let tag = run + EventSample.hex(UInt64(n), width: 16)
+        let providerOrderNo = "P" + tag.prefix(24)
+        let registration = Array(MixRequestFiles.registrationBody(order: order, providerOrderNo: providerOrderNo).utf8)
+        var out = [try mapped(.registered(OrderRequests.registration(body: registration, receivedAt: now)),
+                              raw: registration, verifiedBy: "token:bench-ingest")]
+        let verification = WebhookVerification(keyIndex: 0, keyId: "k1:3f2a9c0e", signedAt: now)
+        for status in 1...3 {
+            let body = Array(EventSample.web3Body(order: order, orderNo: providerOrderNo,
+                                                  txHash: "0x" + EventSample.txHex(tag + String(status)), status: status).utf8)
+            out.append(try mapped(.observed(Web3Webhook.observation(body: body, verification: verification)),
+                                  raw: body, verifiedBy: "signature"))
+        }
+        let client = Array(MixRequestFiles.clientEventBody(id: MixRequestFiles.uuid(run: run, n: n)).utf8)
+        out.append(try mapped(.clientSignal(ClientEventRequest.parse(merchantOrderNo: no, body: client, receivedAt: now)),
+                              raw: client, verifiedBy: "token:bench-ingest"))
+        return out
+    }
+
+    /// As the service's EventMapping.newEvent: the core's payload in jsonb's form, its
+    /// metadata with the receipt beside it.
+    static func mapped(_ event: LedgerEvent, raw: [UInt8], verifiedBy: String) throws -> NewEvent {
+        var metadata = event.metadata.objectFields ?? []
+        metadata.append(("requestId", .string("bench-fill")))
+        metadata.append(("verifiedBy", .string(verifiedBy)))
+        let payload = JSONBText.payload(event).map { String(decoding: $0, as: UTF8.self) }
+        let metadataText = JSONBText.string(.object(metadata))
+        return NewEvent(stream: event.stream, type: event.type, source: event.source.rawValue,
+                        payloadJSON: payload ?? JSONSerializer.string(event.payload), raw: raw,
+                        metadataJSON: metadataText ?? JSONSerializer.string(.object(metadata)),
+                        idempotencyKey: event.idempotencyKey, observedAt: event.observedAt,
+                        renderedAsJSONB: payload != nil && metadataText != nil)
+    }
+}
+
+/// A shared counter for the fill's threads.
+final class Counter: @unchecked Sendable {
+    // @unchecked: `count` is only touched under `lock`.
+    private let lock = NSLock()
+    private var count = 0
+    /// Adds `n` and returns the value before.
+    func add(_ n: Int) -> Int { lock.lock(); defer { lock.unlock() }; let before = count; count += n; return before }
+    var value: Int { lock.lock(); defer { lock.unlock() }; return count }
+}
