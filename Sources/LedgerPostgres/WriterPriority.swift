@@ -5,8 +5,7 @@ import Foundation
 ///
 /// Every append passes through one writer thread and its PostgreSQL backend in turn,
 /// so the time that thread waits for a core, runnable, is time the whole ledger waits.
-/// Measured under webhook load on 2 cores shared with the request threads (session 9,
-/// `/proc/<tid>/schedstat`): at nice 0 the writer waited for a core 45% of the wall
+/// Measured under webhook load on 2 cores shared with the request threads (`/proc/<tid>/schedstat`): at nice 0 the writer waited for a core 45% of the wall
 /// clock; at nice -10, 22%, and webhooks/s rose by about 8%. Raising a priority needs
 /// root, `CAP_SYS_NICE`, or an `RLIMIT_NICE` that allows it (systemd: `LimitNICE=-10`);
 /// without it the writer runs at the nice it inherited, and the service says so.

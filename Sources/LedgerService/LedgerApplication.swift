@@ -44,7 +44,7 @@ public final class LedgerApplication: Sendable {
         readDatabase.statementTimeoutSeconds = max(0.5, readSeconds - 1)
         let readPool = ConnectionPool(configuration: readDatabase)
         // After a restart the writer learns the recent orders and keys before it skips probes
-        // again (README, *Most probes are skipped*).
+        // again (docs/decisions.md, *Most probes are skipped*).
         let committer = GroupCommitter(pool: pool, projector: OrderProjection(
             cache: configuration.orderStateCacheSize > 0 ? OrderStateCache(capacity: configuration.orderStateCacheSize) : nil),
             seedHints: ProbeHintSeed(),

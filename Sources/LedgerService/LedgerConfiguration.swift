@@ -24,7 +24,7 @@ public struct LedgerConfiguration: Sendable {
     /// How many orders' states the writer keeps from its last commits (`OrderStateCache`),
     /// so their next events need no load; 0 (the default) turns it off. It pays only when
     /// it holds the orders that are active, keeps states only while batches touch existing
-    /// orders, and holds at most about 16 MB of them (README, *Decisions*).
+    /// orders, and holds at most about 16 MB of them (docs/decisions.md).
     public var orderStateCacheSize: Int = Self.defaultOrderStateCacheSize
     public static let defaultOrderStateCacheSize = 0
 

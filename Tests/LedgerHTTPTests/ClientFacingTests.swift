@@ -80,7 +80,7 @@ struct ClientFacingTests {
             let connection = try RawConnection(port: port)
             try connection.send("POST /x HTTP/1.1\r\nHost: t\r\nContent-Length: \(value)\r\n\r\nhello")
             let wire = String(decoding: connection.readAll(within: 3), as: UTF8.self)
-            // Its own HTML page, with its header block twice (README, Known gaps): the front answers these itself.
+            // Its own HTML page, with its header block twice (docs/known-gaps.md): the front answers these itself.
             #expect(wire.hasPrefix("HTTP/1.1 \(status) "), "\"\(value)\": \(wire)")
         }
         #expect(calls.count.load(ordering: .relaxed) == 0)

@@ -96,7 +96,7 @@ final class RoleMatrixTests {
         "POST /v1/orders/{no}/client-events": [.ingest, .client],
         "POST /v1/enrollments/{ref}/client-events": [.ingest, .client],
         "POST /v1/orders/{no}/client-tokens": [.ingest],
-        // Not in http-api.md's table: the README's enrollment-scoped client tokens.
+        // Not in http-api.md's table: the enrollment-scoped client tokens of docs/decisions.md.
         "POST /v1/enrollments/{ref}/client-tokens": [.ingest],
         "POST /v1/orders/{no}/corrections": [.auditor],
         "GET /v1/ledger/head": [.auditor],

@@ -26,7 +26,7 @@ enum Routes {
         RouteSpec(method: "POST", path: "/v1/orders/{no}/client-events", name: "order_client_event", roles: [.ingest, .client]),
         RouteSpec(method: "POST", path: "/v1/enrollments/{ref}/client-events", name: "enrollment_client_event", roles: [.ingest, .client]),
         RouteSpec(method: "POST", path: "/v1/orders/{no}/client-tokens", name: "mint_client_token", roles: [.ingest]),
-        // Beyond http-api.md (README, Decisions): a client token for one enrollment.
+        // Beyond http-api.md (docs/decisions.md): a client token for one enrollment.
         RouteSpec(method: "POST", path: "/v1/enrollments/{ref}/client-tokens", name: "mint_enrollment_client_token", roles: [.ingest]),
         RouteSpec(method: "POST", path: "/v1/orders/{no}/corrections", name: "correct_order", roles: [.auditor]),
         RouteSpec(method: "GET", path: "/v1/ledger/head", name: "ledger_head", roles: [.auditor], inline: true),

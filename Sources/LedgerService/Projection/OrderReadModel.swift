@@ -8,7 +8,7 @@ struct OrderDocuments: Equatable, Sendable {
     /// Bump whenever the rendering changes (`OrderState.toJSON`, `EmailMasking`, the
     /// serializer): stored documents of another version are then ignored and derived
     /// from the state until the order is written again or `ledger rebuild` runs.
-    static let version = 2   // 2: EmailMasking masks non-ASCII, quoted and dotless addresses (session 10)
+    static let version = 2   // 2: EmailMasking masks non-ASCII, quoted and dotless addresses
 
     /// The read model's JSON, as an auditor sees it.
     var document: [UInt8]

@@ -17,7 +17,7 @@ import LedgerCore
 /// registered, then its webhooks follow), the next event of an order usually
 /// finds its state here; when they start new orders (webhooks that create their
 /// order, a flood of registrations), nothing kept would ever be read, and keeping
-/// it cost the writer about 5% (measured, session 7 and 11). The share of
+/// it cost the writer about 5% (measured). The share of
 /// existing orders is a moving average over batches; above `keepAbove` the cache
 /// keeps states, below it it keeps none and lets what it holds go stale.
 ///
@@ -44,7 +44,7 @@ final class OrderStateCache: @unchecked Sendable {
     /// A state's memory in the process, estimated from the size of its stored text (Swift
     /// strings, arrays and their headers take more than the text). Ops/bench's webhooks on
     /// existing orders put `ledger serve` at 96 MB RSS with this estimate and the default
-    /// budget, against about 72 MB with the cache off (session 11).
+    /// budget, against about 72 MB with the cache off.
     static func weight(storedBytes: Int) -> Int { storedBytes * 3 + 512 }
 
     let capacity: Int
