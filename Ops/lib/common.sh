@@ -103,6 +103,17 @@ stop_private_postgres() {
   as_pg_owner "$PG_BIN/pg_ctl" -D "$data" -m fast stop >/dev/null 2>&1 || true
 }
 
+# DATABASE_URL with its database replaced by $1 (a URI's path, or a later dbname=).
+database_url_for() {
+  case "$DATABASE_URL" in
+    postgres://*|postgresql://*)
+      local base="${DATABASE_URL%%\?*}" query=""
+      [[ "$DATABASE_URL" == *\?* ]] && query="?${DATABASE_URL#*\?}"
+      printf '%s/%s%s' "${base%/*}" "$1" "$query" ;;
+    *) printf '%s dbname=%s' "$DATABASE_URL" "$1" ;;
+  esac
+}
+
 setup_database() {
   if [ -z "${DATABASE_URL:-}" ]; then
     start_private_postgres

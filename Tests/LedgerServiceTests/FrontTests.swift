@@ -17,27 +17,7 @@ private final class Child: @unchecked Sendable {
 
     init(_ arguments: [String], log: String) throws {
         self.log = log
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var noSignals = sigset_t()
-        sigemptyset(&noSignals)
-        posix_spawnattr_setsigmask(&attributes, &noSignals)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
-        let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-        let environment = ProcessInfo.processInfo.environment
-        let envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { (argv + envp).forEach { free($0) } }
-        var child: pid_t = 0
-        let spawned = posix_spawnp(&child, arguments[0], &actions, &attributes, argv, envp)
-        guard spawned == 0 else { throw ClientError.io("cannot start \(arguments[0]): errno \(spawned)") }
-        pid = child
+        pid = try spawnLogged(arguments, environment: ProcessInfo.processInfo.environment, log: log)
     }
 
     var output: String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
