@@ -1,7 +1,6 @@
 // swift-tools-version:6.0
-// Targets from the bottom up: C shims, the pure core, the two IO adapters
-// (PostgreSQL, HTTP), the service that wires use cases, and the executables.
-// Imports only run downward.
+// Targets from the bottom up; imports only run downward, and every target names
+// what it imports. README.md, *Layout*, is the map of this file.
 import PackageDescription
 
 let package = Package(
@@ -12,32 +11,45 @@ let package = Package(
         .executable(name: "ledger-bench", targets: ["ledger-bench"]),
     ],
     targets: [
-        // C shims: one per Debian library, nothing else in them.
+        // C shims: one per Debian library, headers only.
         .systemLibrary(name: "CPostgres", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
 
-        // Pure core: events, decimal money, the lifecycle reducer, provider adapters. No IO.
+        // The pure core: events, exact money, JSON, the lifecycle reducer, provider adapters. No IO.
         .target(name: "LedgerCore", dependencies: ["CCrypto"]),
 
+        // Structured logs and Prometheus metrics, for every layer above the core.
+        .target(name: "LedgerObservability", dependencies: ["LedgerCore"]),
+
         // Adapters: each hides its C library completely.
-        .target(name: "LedgerPostgres", dependencies: ["CPostgres", "LedgerCore"]),
-        .target(name: "LedgerHTTP", dependencies: ["CMicroHTTPD"]),
+        // Every SQL statement of the product: the client, the event log, the read models, the stores.
+        .target(name: "LedgerPostgres", dependencies: ["CPostgres", "LedgerCore", "LedgerObservability"]),
+        // The HTTP server and nothing of the ledger's API.
+        .target(name: "LedgerHTTP", dependencies: ["CMicroHTTPD", "LedgerCore", "LedgerObservability"]),
 
-        // Use cases (ingest, query, tokens, poll) wired from the layers below.
-        .target(name: "LedgerService", dependencies: ["LedgerCore", "LedgerPostgres", "LedgerHTTP"]),
+        // Use cases by capability (ingest, query, export, poll, tokens, maintenance): plain values in and out.
+        .target(name: "LedgerService", dependencies: ["LedgerCore", "LedgerObservability", "LedgerPostgres"]),
 
-        // Executables: argument parsing and nothing more.
-        // Both executables allocate through jemalloc (Debian's libjemalloc-dev): see README, *Allocator*.
-        .executableTarget(name: "ledger", dependencies: ["LedgerService"], linkerSettings: [.linkedLibrary("jemalloc")]),
-        .executableTarget(name: "ledger-bench", dependencies: ["LedgerService"], linkerSettings: [.linkedLibrary("jemalloc")]),
+        // The HTTP API: routes, the handler, problem+json, export responses, the served application.
+        .target(name: "LedgerAPI", dependencies: ["LedgerCore", "LedgerObservability", "LedgerPostgres", "LedgerHTTP", "LedgerService"]),
 
-        // Test support: fresh databases and scratch PostgreSQL clusters for fault tests.
-        .target(name: "LedgerTestSupport", dependencies: ["LedgerPostgres"], path: "Tests/LedgerTestSupport"),
+        // Executables: `main` and one file per command (parse, call, print).
+        // Both allocate through jemalloc (Debian's libjemalloc-dev): see docs/decisions.md, *Allocator*.
+        .executableTarget(name: "ledger",
+                          dependencies: ["LedgerCore", "LedgerObservability", "LedgerPostgres", "LedgerHTTP", "LedgerService", "LedgerAPI"],
+                          linkerSettings: [.linkedLibrary("jemalloc")]),
+        .executableTarget(name: "ledger-bench", dependencies: ["LedgerCore", "LedgerPostgres"],
+                          linkerSettings: [.linkedLibrary("jemalloc")]),
+
+        // Test support: fresh databases, scratch clusters, the HTTP test client, hostile input.
+        .target(name: "LedgerTestSupport", dependencies: ["LedgerCore", "LedgerPostgres"], path: "Tests/LedgerTestSupport"),
 
         .testTarget(name: "LedgerCoreTests", dependencies: ["LedgerCore"]),
-        .testTarget(name: "LedgerPostgresTests", dependencies: ["LedgerPostgres", "LedgerTestSupport"]),
-        .testTarget(name: "LedgerHTTPTests", dependencies: ["LedgerHTTP"]),
-        .testTarget(name: "LedgerServiceTests", dependencies: ["LedgerService", "LedgerTestSupport"]),
+        .testTarget(name: "LedgerPostgresTests", dependencies: ["LedgerCore", "LedgerPostgres", "LedgerTestSupport"]),
+        .testTarget(name: "LedgerHTTPTests", dependencies: ["LedgerCore", "LedgerObservability", "LedgerHTTP"]),
+        .testTarget(name: "LedgerServiceTests",
+                    dependencies: ["LedgerCore", "LedgerObservability", "LedgerPostgres", "LedgerHTTP", "LedgerService",
+                                   "LedgerAPI", "ledger", "LedgerTestSupport"]),
     ]
 )

@@ -1,10 +1,10 @@
 /// Everything the pure core can reject, each case explaining itself in a sentence.
 ///
-/// The HTTP layer maps `isUnauthenticated` cases to 401 (and quarantines the
-/// delivery) and everything else to 400; `reason` is a short stable label for
-/// metrics and problem+json `type` suffixes.
+/// Callers tell who sent a request from what it says with `isUnauthenticated`
+/// (the API answers 401 and quarantines the delivery, else 400); `reason` is a
+/// short stable label for metrics and problem+json `type` suffixes.
 public enum CoreError: Error, Hashable, Sendable, CustomStringConvertible {
-    // Authentication of webhook deliveries (401, quarantine).
+    // Authentication of webhook deliveries (quarantined).
     case missingSignature(header: String)
     case malformedSignature(String)
     case badSignature
@@ -17,7 +17,7 @@ public enum CoreError: Error, Hashable, Sendable, CustomStringConvertible {
     case futureTimestamp(skewSeconds: Int64, toleranceSeconds: Int64)
     case noKeysConfigured
 
-    // Body and field problems (400).
+    // Body and field problems.
     case notUTF8
     case invalidJSON(JSONError)
     case notAnObject(what: String)
@@ -46,20 +46,6 @@ public enum CoreError: Error, Hashable, Sendable, CustomStringConvertible {
             return true
         default:
             return false
-        }
-    }
-
-    /// The HTTP status the API answers with: 401 for authentication problems, else 400.
-    public var httpStatus: Int { isUnauthenticated ? 401 : 400 }
-
-    /// A short problem+json `title`.
-    public var title: String {
-        if isUnauthenticated { return "Delivery not authenticated" }
-        switch self {
-        case .notUTF8, .invalidJSON: return "Body is not valid JSON"
-        case .providerQueryFailed: return "Provider query failed"
-        case .invalidEvent: return "Stored event unreadable"
-        default: return "Invalid request"
         }
     }
 

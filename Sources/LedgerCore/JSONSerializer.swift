@@ -47,12 +47,20 @@ public enum JSONSerializer {
     /// rejects `\u0000` and a stored payload must never fail to insert.
     public static func writeString(_ s: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
-        if isPlain(s, escapingDEL: true) {
+        writeEscaped(s, to: &out)
+        out.append(UInt8(ascii: "\""))
+    }
+
+    /// The body of `writeString`, without the quotes: for writers that build JSON text
+    /// themselves (log lines, problem documents). `escapingLineSeparators` also writes
+    /// U+2028 and U+2029 as escapes, for consumers that read lines as JavaScript.
+    public static func writeEscaped(_ s: String, to out: inout [UInt8], escapingLineSeparators: Bool = false) {
+        if isPlain(s, escapingDEL: true), !(escapingLineSeparators && mayHoldLineSeparator(s)) {
             out.append(contentsOf: s.utf8)   // the common case: nothing to escape
-            out.append(UInt8(ascii: "\""))
             return
         }
-        for c in s.utf8 {
+        var utf8 = s.utf8.makeIterator()
+        while let c = utf8.next() {
             switch c {
             case UInt8(ascii: "\""): out.append(0x5c); out.append(0x22)
             case UInt8(ascii: "\\"): out.append(0x5c); out.append(0x5c)
@@ -64,10 +72,30 @@ public enum JSONSerializer {
             case 0x00: out.append(contentsOf: [0xEF, 0xBF, 0xBD])
             case 0x01..<0x20, 0x7f:
                 out.append(contentsOf: [0x5c, UInt8(ascii: "u"), 48, 48, hexDigits[Int(c >> 4)], hexDigits[Int(c & 0xf)]])
+            case 0xE2 where escapingLineSeparators:
+                // U+2028 is E2 80 A8, U+2029 is E2 80 A9.
+                guard let second = utf8.next() else { out.append(c); break }
+                guard second == 0x80, let third = utf8.next() else { out.append(c); out.append(second); break }
+                if third == 0xA8 || third == 0xA9 {
+                    out.append(contentsOf: [0x5c, UInt8(ascii: "u"), 50, 48, 50, third == 0xA8 ? 56 : 57])
+                } else {
+                    out.append(contentsOf: [c, second, third])
+                }
             default: out.append(c)
             }
         }
-        out.append(UInt8(ascii: "\""))
+    }
+
+    /// `s` as a JSON string literal, quotes included.
+    public static func quoted(_ s: String) -> String {
+        var out = [UInt8]()
+        out.reserveCapacity(s.utf8.count + 2)
+        writeString(s, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private static func mayHoldLineSeparator(_ s: String) -> Bool {
+        s.utf8.contains(0xE2)
     }
 
     /// True when no byte of `s` needs escaping in a JSON string: no control

@@ -1,3 +1,4 @@
+import LedgerObservability
 /// The standard request metrics and access log, fed by `HTTPServer`'s observer.
 ///
 /// Registers `<prefix>_requests_total{route,method,status}`,

@@ -1,3 +1,4 @@
+import LedgerCore
 /// What a response body is: bytes in memory, or a producer streamed chunk by chunk.
 public enum ResponseBody: Sendable {
     /// The whole body, sent with a Content-Length.
@@ -52,10 +53,10 @@ public struct HTTPResponse: Sendable {
         type: String = "about:blank",
         headers: [(String, String)] = []
     ) -> HTTPResponse {
-        var text = "{\"type\":" + JSONText.quoted(type)
-        text += ",\"title\":" + JSONText.quoted(title)
+        var text = "{\"type\":" + JSONSerializer.quoted(type)
+        text += ",\"title\":" + JSONSerializer.quoted(title)
         text += ",\"status\":" + String(status)
-        if let detail { text += ",\"detail\":" + JSONText.quoted(detail) }
+        if let detail { text += ",\"detail\":" + JSONSerializer.quoted(detail) }
         text += "}"
         return HTTPResponse(
             status: status,

@@ -1,3 +1,4 @@
+import LedgerObservability
 import CMicroHTTPD
 import Foundation
 import Synchronization

@@ -1,3 +1,4 @@
+import LedgerObservability
 import Foundation
 
 /// A fixed set of dedicated threads running jobs in FIFO order.

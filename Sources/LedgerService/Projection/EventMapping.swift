@@ -3,18 +3,18 @@ import LedgerPostgres
 
 /// How the request that carried an event was received: goes to the event's
 /// metadata column beside what the core puts there (the signing key id).
-struct Receipt: Sendable {
-    var requestID: String
+package struct Receipt: Sendable {
+    package var requestID: String
     /// "signature" for a verified webhook, "token:NAME" for an authenticated API call.
-    var verifiedBy: String
+    package var verifiedBy: String
     /// The signature header values as received (never a secret), so an auditor
     /// can re-verify the raw body years later: providers.md.
-    var signedWith: JSONValue? = nil
+    package var signedWith: JSONValue? = nil
 }
 
 /// Converts between the core's canonical events and the store's records.
-enum EventMapping {
-    static func newEvent(_ event: LedgerEvent, raw: [UInt8]?, receipt: Receipt) -> NewEvent {
+package enum EventMapping {
+    package static func newEvent(_ event: LedgerEvent, raw: [UInt8]?, receipt: Receipt) -> NewEvent {
         var metadata: [(String, JSONValue)] = event.metadata.objectFields ?? []
         metadata.reserveCapacity(metadata.count + 3)
         metadata.append(("requestId", .string(receipt.requestID)))
@@ -39,14 +39,14 @@ enum EventMapping {
     // keeps its compact form, and PostgreSQL's error.
 
     /// Rebuilds the canonical event of a stored row.
-    static func recorded(_ stored: StoredEvent) throws -> RecordedEvent {
+    package static func recorded(_ stored: StoredEvent) throws -> RecordedEvent {
         try RecordedEvent(type: stored.type, payload: JSONValue.parse(stored: stored.payloadJSON),
                           observedAt: stored.observedAt, metadata: try JSONValue.parse(stored: stored.metadataJSON),
                           position: stored.position, recordedAt: stored.recordedAt)
     }
 
     /// Rebuilds the canonical event of a row just appended.
-    static func recorded(_ new: NewEvent, _ receipt: EventReceipt) throws -> RecordedEvent {
+    package static func recorded(_ new: NewEvent, _ receipt: EventReceipt) throws -> RecordedEvent {
         try RecordedEvent(type: new.type, payload: JSONValue.parse(stored: new.payloadJSON), observedAt: new.observedAt,
                           metadata: try JSONValue.parse(stored: new.metadataJSON),
                           position: receipt.position, recordedAt: receipt.recordedAt)

@@ -8,21 +8,21 @@ import Synchronization
 ///
 /// Orders a batch starts (their stream's first event is in it) need no stored
 /// state: `prepare` folds and renders them while PostgreSQL stores the events.
-struct OrderProjection: BatchProjector {
-    let orders = OrderReadModel()
-    let enrollments = EnrollmentReadModel()
+package struct OrderProjection: BatchProjector {
+    package let orders = OrderReadModel()
+    package let enrollments = EnrollmentReadModel()
     /// States the writer committed last (`OrderStateCache`); nil: always load.
-    let cache: OrderStateCache?
+    package let cache: OrderStateCache?
     /// How the rows of orders a batch starts are saved: see `apply`.
-    let newRows = NewRowMode()
+    package let newRows = NewRowMode()
 
-    init(cache: OrderStateCache? = OrderStateCache()) {
+    package init(cache: OrderStateCache? = OrderStateCache()) {
         self.cache = cache
     }
 
     /// Whether the next batch upserts even the rows of orders it starts, and whether
     /// the last COPY of such rows was refused. Touched by the writer thread only.
-    final class NewRowMode: Sendable {
+    package final class NewRowMode: Sendable {
         private let upsert = Atomic<Bool>(false)
         private let refused = Atomic<Bool>(false)
         var upsertsEverything: Bool { upsert.load(ordering: .relaxed) }
@@ -35,7 +35,7 @@ struct OrderProjection: BatchProjector {
 
     /// A batch's appended events by read model, and the rows of the orders that
     /// need no load, rendered.
-    struct Plan: Sendable {
+    package struct Plan: Sendable {
         var orderEvents: [(MerchantOrderNo, [RecordedEvent])] = []
         /// Orders whose stream this batch started: they have no stored state to load.
         var newOrders = Set<String>()
@@ -47,7 +47,7 @@ struct OrderProjection: BatchProjector {
 
     /// Folds and renders, while PostgreSQL stores the events, every order that needs no
     /// load: those the batch starts, and those the cache holds at the version before.
-    func prepare(_ appended: [Item]) throws -> (any Sendable)? {
+    package func prepare(_ appended: [Item]) throws -> (any Sendable)? {
         var plan = try Self.plan(appended)
         var models: [(OrderState, Timestamp?)] = []
         for (no, events) in plan.orderEvents {
@@ -68,7 +68,7 @@ struct OrderProjection: BatchProjector {
         return plan
     }
 
-    func project(_ appended: [Item], prepared: (any Sendable)?, on c: PostgresConnection) throws {
+    package func project(_ appended: [Item], prepared: (any Sendable)?, on c: PostgresConnection) throws {
         let plan = try (prepared as? Plan) ?? Self.plan(appended)
         cache?.observe(orders: plan.orderEvents.count, new: plan.newOrders.count)
         let rows = try apply(plan.orderEvents, new: plan.newOrders, rendered: plan.rendered,
@@ -87,7 +87,7 @@ struct OrderProjection: BatchProjector {
         }
     }
 
-    func committed() {
+    package func committed() {
         cache?.commit()
         newRows.setUpsertsEverything(false)
     }
@@ -96,7 +96,7 @@ struct OrderProjection: BatchProjector {
     /// orders' rows met a row that exists: any other failure takes the committer's
     /// usual course (and a lasting fault in the COPY path fails loudly, not quietly
     /// through the upsert).
-    func rolledBack() -> Bool {
+    package func rolledBack() -> Bool {
         cache?.rollBack()
         guard newRows.takeRefusal() else { return false }
         newRows.setUpsertsEverything(true)
@@ -105,7 +105,7 @@ struct OrderProjection: BatchProjector {
 
     /// Groups the appended events by order (in order of first appearance) and
     /// lists the enrollments touched.
-    static func plan(_ appended: [Item]) throws -> Plan {
+    package static func plan(_ appended: [Item]) throws -> Plan {
         var plan = Plan()
         var indexByOrder: [String: Int] = [:]
         indexByOrder.reserveCapacity(appended.count)
@@ -149,7 +149,7 @@ struct OrderProjection: BatchProjector {
     /// unique violation, the transaction rolls back, and `rolledBack` asks for the
     /// batch once more with upserts for everything.
     @discardableResult
-    func apply(_ batch: [(MerchantOrderNo, [RecordedEvent])], new: Set<String> = [],
+    package func apply(_ batch: [(MerchantOrderNo, [RecordedEvent])], new: Set<String> = [],
                rendered: [String: OrderRow] = [:], insertNew: Bool = false, deferSave: Bool = false,
                on c: PostgresConnection) throws -> [OrderRow] {
         let toLoad = batch.map(\.0).filter { !new.contains($0.value) && rendered[$0.value] == nil }
@@ -188,7 +188,7 @@ struct OrderProjection: BatchProjector {
     /// One event into a read model: the reducer's state, and the export period
     /// key (when the first paid observation was recorded), which is set once.
     /// Live projection, rebuild and verify all fold through here.
-    static func fold(_ model: inout (OrderState, Timestamp?), _ event: RecordedEvent) {
+    package static func fold(_ model: inout (OrderState, Timestamp?), _ event: RecordedEvent) {
         OrderState.reduce(into: &model.0, event)
         if model.1 == nil && model.0.paid { model.1 = event.recordedAt }
     }

@@ -4,35 +4,35 @@ import LedgerPostgres
 
 /// The response documents of one order, rendered once when its state is saved
 /// (Migrations/014_order_documents.sql) so reads need not derive them again.
-struct OrderDocuments: Equatable, Sendable {
+package struct OrderDocuments: Equatable, Sendable {
     /// Bump whenever the rendering changes (`OrderState.toJSON`, `EmailMasking`, the
     /// serializer): stored documents of another version are then ignored and derived
     /// from the state until the order is written again or `ledger rebuild` runs.
-    static let version = 2   // 2: EmailMasking masks non-ASCII, quoted and dotless addresses
+    package static let version = 2   // 2: EmailMasking masks non-ASCII, quoted and dotless addresses
 
     /// The read model's JSON, as an auditor sees it.
-    var document: [UInt8]
+    package var document: [UInt8]
     /// The same with e-mail addresses masked, or nil when masking changes nothing.
-    var masked: [UInt8]?
+    package var masked: [UInt8]?
 
     /// Documents as stored (`masked` nil when it would equal `document`).
-    init(document: [UInt8], masked: [UInt8]?) {
+    package init(document: [UInt8], masked: [UInt8]?) {
         self.document = document
         self.masked = masked
     }
 
-    init(_ state: OrderState) {
+    package init(_ state: OrderState) {
         document = state.documentBytes()
         masked = Self.mayHoldEmail(document) ? JSONSerializer.bytes(EmailMasking.mask(state.toJSON())) : nil
         if masked == document { masked = nil }
     }
 
     /// The body for a reader who sees masked (or unmasked) e-mail addresses.
-    func body(masked wantsMasked: Bool) -> [UInt8] { wantsMasked ? (masked ?? document) : document }
+    package func body(masked wantsMasked: Bool) -> [UInt8] { wantsMasked ? (masked ?? document) : document }
 
     /// False when `json` (serialized) holds neither "@" nor "%40", the marks EmailMasking
     /// looks for in every string and key: then masking its value would change nothing.
-    static func mayHoldEmail(_ json: [UInt8]) -> Bool {
+    package static func mayHoldEmail(_ json: [UInt8]) -> Bool {
         json.withUnsafeBufferPointer { b in
             guard b.count > 0 else { return false }
             for i in 0..<b.count {
@@ -50,14 +50,14 @@ struct OrderDocuments: Equatable, Sendable {
 /// what is rendered from the state.
 /// A class: a batch's rows pass through a few collections on the writer's path,
 /// and one reference is cheaper to copy than a whole state.
-final class OrderRow: Sendable {
-    let state: OrderState
-    let paidRecordedAt: Timestamp?
-    let documents: OrderDocuments
+package final class OrderRow: Sendable {
+    package let state: OrderState
+    package let paidRecordedAt: Timestamp?
+    package let documents: OrderDocuments
     /// The storage form (`OrderState.storageJSON`) as JSON text.
-    let stateText: [UInt8]
+    package let stateText: [UInt8]
 
-    init(_ model: (OrderState, Timestamp?)) {
+    package init(_ model: (OrderState, Timestamp?)) {
         state = model.0
         paidRecordedAt = model.1
         documents = OrderDocuments(model.0)
@@ -66,9 +66,9 @@ final class OrderRow: Sendable {
 }
 
 /// SQL for `ledger.orders`: load one state, save one state.
-struct OrderReadModel: Sendable {
+package struct OrderReadModel: Sendable {
     /// What a read of one order's stored document found.
-    enum StoredDocument: Equatable {
+    package enum StoredDocument: Equatable {
         /// The response body, ready to send.
         case body([UInt8])
         /// The row exists but holds no current document (written before migration 014, or
@@ -79,7 +79,7 @@ struct OrderReadModel: Sendable {
 
     /// The stored response document of one order: one indexed select, prepared once per
     /// connection, whose text is sent as it is.
-    func document(_ no: MerchantOrderNo, masked: Bool, on c: PostgresConnection) throws -> StoredDocument {
+    package func document(_ no: MerchantOrderNo, masked: Bool, on c: PostgresConnection) throws -> StoredDocument {
         let row = try c.firstRow(masked ? Self.maskedDocumentSQL : Self.documentSQL,
                                  [.text(no.value), .int(Int64(OrderDocuments.version))], prepared: true)
         guard let row else { return .missing }
@@ -89,7 +89,7 @@ struct OrderReadModel: Sendable {
 
     /// The stored documents of many orders in one indexed select: for each order found,
     /// its document and masked document, or nils when they are stale (see `document`).
-    func documents(_ numbers: [String], on c: PostgresConnection) throws -> [String: (document: [UInt8]?, masked: [UInt8]?)] {
+    package func documents(_ numbers: [String], on c: PostgresConnection) throws -> [String: (document: [UInt8]?, masked: [UInt8]?)] {
         var keys = BinaryArray(.text)
         for no in numbers { keys.append(text: no) }
         let rows = try c.rawRows(Self.documentsSQL, [keys.parameter, .int(Int64(OrderDocuments.version))], prepared: true)
@@ -101,24 +101,24 @@ struct OrderReadModel: Sendable {
         return found
     }
 
-    static let documentsSQL = """
+    package static let documentsSQL = """
         SELECT merchant_order_no,
                CASE WHEN document_version = $2::smallint THEN document END,
                CASE WHEN document_version = $2::smallint THEN coalesce(document_masked, document) END
           FROM ledger.orders WHERE merchant_order_no = ANY($1::text[])
         """
 
-    static let documentSQL = """
+    package static let documentSQL = """
         SELECT CASE WHEN document_version = $2::smallint THEN document END
           FROM ledger.orders WHERE merchant_order_no = $1
         """
-    static let maskedDocumentSQL = """
+    package static let maskedDocumentSQL = """
         SELECT CASE WHEN document_version = $2::smallint THEN coalesce(document_masked, document) END
           FROM ledger.orders WHERE merchant_order_no = $1
         """
 
     /// The stored state and the export period key, or nil for a new order.
-    func load(_ no: MerchantOrderNo, forUpdate: Bool = false, on c: PostgresConnection) throws -> (OrderState, Timestamp?)? {
+    package func load(_ no: MerchantOrderNo, forUpdate: Bool = false, on c: PostgresConnection) throws -> (OrderState, Timestamp?)? {
         let result = try c.query("""
             SELECT state::text AS state, ledger.micros(paid_recorded_at) AS paid_recorded_us
               FROM ledger.orders WHERE merchant_order_no = $1
@@ -132,7 +132,7 @@ struct OrderReadModel: Sendable {
     /// Declares cursor `name` over the stored states of the orders whose first paid
     /// observation was recorded in [`from`, `to`) (the orders export's rows, exports.md), by
     /// that time and order number, inside the caller's transaction.
-    func declarePaid(from: Timestamp, to: Timestamp, cursor name: String, on c: PostgresConnection) throws {
+    package func declarePaid(from: Timestamp, to: Timestamp, cursor name: String, on c: PostgresConnection) throws {
         try c.query("""
             DECLARE \(name) NO SCROLL CURSOR FOR
             SELECT state::text AS state
@@ -143,18 +143,18 @@ struct OrderReadModel: Sendable {
     }
 
     /// The next `count` states of a cursor `declarePaid` declared; empty at its end.
-    func fetchStates(cursor name: String, count: Int, on c: PostgresConnection) throws -> [OrderState] {
+    package func fetchStates(cursor name: String, count: Int, on c: PostgresConnection) throws -> [OrderState] {
         let result = try c.query("FETCH \(max(1, count)) FROM \(name)")
         return try (0..<result.count).map { try OrderState(storage: JSONValue.parse(stored: try result.string($0, "state"))) }
     }
 
     /// The read-model JSON of one order, or nil.
-    func json(_ no: MerchantOrderNo, on c: PostgresConnection) throws -> JSONValue? {
+    package func json(_ no: MerchantOrderNo, on c: PostgresConnection) throws -> JSONValue? {
         try load(no, on: c).map { $0.0.toJSON() }
     }
 
     /// Many orders' stored states at once, locked for update (one round trip).
-    func loadMany(_ numbers: [MerchantOrderNo], on c: PostgresConnection) throws -> [String: (OrderState, Timestamp?)] {
+    package func loadMany(_ numbers: [MerchantOrderNo], on c: PostgresConnection) throws -> [String: (OrderState, Timestamp?)] {
         if numbers.isEmpty { return [:] }
         // Order numbers are [A-Za-z0-9._:-]: safe inside a quoted array element.
         let array = "{" + numbers.map { "\"" + $0.value + "\"" }.joined(separator: ",") + "}"
@@ -173,7 +173,7 @@ struct OrderReadModel: Sendable {
         return out
     }
 
-    func save(_ s: OrderState, paidRecordedAt: Timestamp?, on c: PostgresConnection) throws {
+    package func save(_ s: OrderState, paidRecordedAt: Timestamp?, on c: PostgresConnection) throws {
         try saveMany([(s, paidRecordedAt)], on: c)
     }
 
@@ -182,7 +182,7 @@ struct OrderReadModel: Sendable {
     /// again (the state is JSON text; migration 020).
     /// With `deferred`, inside a transaction, the statement goes out with its COMMIT
     /// (`deferUntilCommit`).
-    func saveMany(_ states: [(OrderState, Timestamp?)], deferred: Bool = false, on c: PostgresConnection) throws {
+    package func saveMany(_ states: [(OrderState, Timestamp?)], deferred: Bool = false, on c: PostgresConnection) throws {
         try saveMany(Self.render(states), deferred: deferred, on: c)
     }
 
@@ -191,7 +191,7 @@ struct OrderReadModel: Sendable {
     /// (for a batch of 100 new orders, PostgreSQL took 1.6 ms through the upsert's
     /// unnest and 1.2-1.4 ms through COPY). Fails, like any INSERT, on a row that does
     /// exist. Unlike `saveMany` it cannot wait for COMMIT: it runs at once.
-    func insertNew(_ rows: [OrderRow], on c: PostgresConnection) throws {
+    package func insertNew(_ rows: [OrderRow], on c: PostgresConnection) throws {
         if rows.isEmpty { return }
         var copy = BinaryCopyRows(capacity: rows.count * 1_600)
         for row in rows {
@@ -230,7 +230,7 @@ struct OrderReadModel: Sendable {
         }
     }
 
-    static let copyNewSQL = """
+    package static let copyNewSQL = """
         COPY ledger.orders (merchant_order_no, provider, status, status_name, paid, attention, late_payment, refunded,
                             expected_amount, paid_amount, asset, fiat_currency, fiat_amount, provider_order_id, tx_hash,
                             external_customer_id, created_at, updated_at, paid_at, paid_recorded_at,
@@ -239,7 +239,7 @@ struct OrderReadModel: Sendable {
         """
 
     /// Upserts rows already rendered (`render`).
-    func saveMany(_ rows: [OrderRow], deferred: Bool = false, on c: PostgresConnection) throws {
+    package func saveMany(_ rows: [OrderRow], deferred: Bool = false, on c: PostgresConnection) throws {
         if rows.isEmpty { return }
         let n = rows.count
         var no = BinaryArray(.text), provider = BinaryArray(.text), status = BinaryArray(.int16)
@@ -296,7 +296,7 @@ struct OrderReadModel: Sendable {
 
     /// Each order's row as it is saved: its documents and storage text. This is most
     /// of a save's CPU; a large batch is split across the cores.
-    static func render(_ models: [(OrderState, Timestamp?)]) -> [OrderRow] {
+    package static func render(_ models: [(OrderState, Timestamp?)]) -> [OrderRow] {
         let chunks = min(Self.processors, models.count / 16)
         guard chunks > 1 else { return models.map(OrderRow.init) }
         var out = [OrderRow?](repeating: nil, count: models.count)
@@ -310,9 +310,9 @@ struct OrderReadModel: Sendable {
     }
 
     /// Read once: Foundation reads the cgroup's CPU files on every call, and this runs per batch.
-    static let processors = ProcessInfo.processInfo.activeProcessorCount
+    package static let processors = ProcessInfo.processInfo.activeProcessorCount
 
-    static let saveManySQL = """
+    package static let saveManySQL = """
         INSERT INTO ledger.orders AS o (
             merchant_order_no, provider, status, status_name, paid, attention, late_payment, refunded,
             expected_amount, paid_amount, asset, fiat_currency, fiat_amount, provider_order_id, tx_hash,
@@ -340,8 +340,8 @@ struct OrderReadModel: Sendable {
 
 /// SQL for `ledger.enrollments`. Enrollment state is small and rebuilt by
 /// replaying its stream, then saved for reading.
-struct EnrollmentReadModel: Sendable {
-    func save(_ s: EnrollmentState, on c: PostgresConnection) throws {
+package struct EnrollmentReadModel: Sendable {
+    package func save(_ s: EnrollmentState, on c: PostgresConnection) throws {
         try c.query("""
             INSERT INTO ledger.enrollments AS e (enrollment_ref, phase, updated_at, last_position, state)
             VALUES ($1, $2, ledger.from_micros($3), $4, $5::jsonb)

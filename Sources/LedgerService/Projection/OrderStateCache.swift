@@ -27,8 +27,8 @@ import LedgerCore
 /// whole and the newer one takes its place. (Removing entries one by one from
 /// one large dictionary cost more than the cache saved: every removal shifts
 /// and rehashes its neighbours, and webhooks of new orders evict on every batch.)
-final class OrderStateCache: @unchecked Sendable {
-    struct Entry {
+package final class OrderStateCache: @unchecked Sendable {
+    package struct Entry {
         var model: (OrderState, Timestamp?)
         var streamVersion: Int
         /// Estimated memory the state holds (`weight(storedBytes:)`).
@@ -37,30 +37,30 @@ final class OrderStateCache: @unchecked Sendable {
 
     /// Memory the entries may hold in all, estimated (both generations): states grow with
     /// an order's observations, and `ledger serve` must stay well under 100 MB.
-    let maxBytes: Int
-    static let defaultMaxBytes = 16 << 20
+    package let maxBytes: Int
+    package static let defaultMaxBytes = 16 << 20
     private var recentBytes = 0
 
     /// A state's memory in the process, estimated from the size of its stored text (Swift
     /// strings, arrays and their headers take more than the text). Ops/bench's webhooks on
     /// existing orders put `ledger serve` at 96 MB RSS with this estimate and the default
     /// budget, against about 72 MB with the cache off.
-    static func weight(storedBytes: Int) -> Int { storedBytes * 3 + 512 }
+    package static func weight(storedBytes: Int) -> Int { storedBytes * 3 + 512 }
 
-    let capacity: Int
+    package let capacity: Int
     private let half: Int
     /// Moving average (over about 16 batches) of the share of a batch's orders that
     /// existed before it.
     private(set) var existingShare = 0.0
     /// Whether states are kept now (see `observe`).
     private(set) var isKeeping = false
-    static let keepAbove = 0.05
-    static let smoothing = 1.0 / 16
+    package static let keepAbove = 0.05
+    package static let smoothing = 1.0 / 16
     private var recent: [String: Entry] = [:]
     private var older: [String: Entry] = [:]
     private var pending: [String: Entry] = [:]
 
-    init(capacity: Int = 4096, maxBytes: Int = OrderStateCache.defaultMaxBytes) {
+    package init(capacity: Int = 4096, maxBytes: Int = OrderStateCache.defaultMaxBytes) {
         self.capacity = max(1, capacity)
         self.maxBytes = max(1, maxBytes)
         half = max(1, self.capacity / 2)
@@ -69,7 +69,7 @@ final class OrderStateCache: @unchecked Sendable {
 
     /// A batch touched `orders` orders, `new` of which it started: updates the moving
     /// share of existing orders, and whether states are kept.
-    func observe(orders: Int, new: Int) {
+    package func observe(orders: Int, new: Int) {
         guard orders > 0 else { return }
         let share = Double(orders - min(new, orders)) / Double(orders)
         existingShare += (share - existingShare) * Self.smoothing
@@ -78,7 +78,7 @@ final class OrderStateCache: @unchecked Sendable {
 
     /// The state to fold an order's events into when its first event in the batch is
     /// `streamVersion`, if this cache holds exactly the state before it.
-    func model(of no: String, before streamVersion: Int) -> (OrderState, Timestamp?)? {
+    package func model(of no: String, before streamVersion: Int) -> (OrderState, Timestamp?)? {
         guard let entry = recent[no] ?? older[no], entry.streamVersion + 1 == streamVersion else { return nil }
         return entry.model
     }
@@ -86,12 +86,12 @@ final class OrderStateCache: @unchecked Sendable {
     /// The state as of `streamVersion`, kept if the transaction commits (and states are
     /// kept now: see `observe`).
     /// `storedBytes`: the size of the state's stored text, from which its memory is estimated.
-    func remember(_ no: String, _ model: (OrderState, Timestamp?), streamVersion: Int, storedBytes: Int = 0) {
+    package func remember(_ no: String, _ model: (OrderState, Timestamp?), streamVersion: Int, storedBytes: Int = 0) {
         guard isKeeping else { return }
         pending[no] = Entry(model: model, streamVersion: streamVersion, bytes: Self.weight(storedBytes: storedBytes))
     }
 
-    func commit() {
+    package func commit() {
         for (no, entry) in pending {
             if (recent.count >= half || recentBytes + entry.bytes > maxBytes / 2) && recent[no] == nil { rotate() }
             if let replaced = recent.updateValue(entry, forKey: no) { recentBytes -= replaced.bytes }
@@ -102,15 +102,15 @@ final class OrderStateCache: @unchecked Sendable {
 
     /// The transaction rolled back (or its outcome is unknown): what it would have kept
     /// is dropped. Committed entries stay: a stream that did move fails their version check.
-    func rollBack() {
+    package func rollBack() {
         pending.removeAll(keepingCapacity: true)
     }
 
     /// Entries held, at most `capacity` (an order in both generations counts twice).
-    var count: Int { recent.count + older.count }
+    package var count: Int { recent.count + older.count }
 
     /// Estimated memory of the newer generation's entries (the older one holds at most as much).
-    var newerBytes: Int { recentBytes }
+    package var newerBytes: Int { recentBytes }
 
     /// The newer generation becomes the older; the older one is freed off the writer's
     /// thread (hundreds of states), since this is on every batch's path.

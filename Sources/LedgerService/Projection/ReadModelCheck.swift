@@ -5,9 +5,11 @@ import LedgerPostgres
 /// with the stored read models: the second half of `ledger verify`. It reads the read
 /// models a page of 1,000 rows at a time, with the events of that page's streams, so
 /// its memory does not grow with the ledger.
-struct ReadModelCheck {
+package struct ReadModelCheck {
     private let store = EventStore()
-    static let pageSize = 1000
+    package static let pageSize = 1000
+
+    package init() {}
 
     private static func textArray(_ values: [String]) -> SQLValue {
         var array = BinaryArray(.text)
@@ -16,7 +18,7 @@ struct ReadModelCheck {
     }
 
     /// Every difference between a replay of the events and the read models, in words.
-    func differences(on c: PostgresConnection) throws -> [String] {
+    package func differences(on c: PostgresConnection) throws -> [String] {
         try orderDifferences(on: c) + enrollmentDifferences(on: c)
     }
 
@@ -86,7 +88,7 @@ struct ReadModelCheck {
     }
 
     /// A page of ledger.orders after $1, whole rows; documents only when of rendering version $2.
-    static let pageSQL = """
+    package static let pageSQL = """
         SELECT merchant_order_no, state::text AS state, ledger.micros(paid_recorded_at) AS paid_recorded_us,
                provider, status, status_name, paid, attention, late_payment, refunded, expected_amount,
                paid_amount, asset, fiat_currency, fiat_amount, provider_order_id, tx_hash, external_customer_id,

@@ -1,0 +1,261 @@
+import Foundation
+import LedgerCore
+import LedgerHTTP
+import LedgerObservability
+import LedgerPostgres
+import LedgerService
+
+/// The request handler: route, authenticate, authorize, run the use case,
+/// and turn any error into a problem response. Pure routing lives in
+/// `Routes`; the use cases know nothing of HTTP status codes except through
+/// `ServiceError`.
+struct APIHandler: Sendable {
+    let router: Router
+    let authenticator: Authenticator
+    let ingestion: Ingestion
+    let queries: OrderQueries
+    /// Where GET /v1/orders/{no} (without asOf) reads its document.
+    let documents: DocumentBatcher
+    let operations: Operations
+    let metrics: MetricsRegistry
+    let exports: ExportResponses
+    let logger: Logger
+    let clock: @Sendable () -> Timestamp
+
+    /// True for requests of quick read routes, and for requests no route matches (answered at
+    /// once): the server runs these on its polling thread.
+    func runsInline(_ request: HTTPRequest) -> Bool {
+        switch router.match(method: request.method, path: request.path) {
+        case .found(let name, _):
+            if Self.readsBatched(name, request) { return false }   // deferred: see startDeferred
+            return Routes.inlineNames.contains(name)
+        case .notFound, .methodNotAllowed: return true
+        }
+    }
+
+    /// GET /v1/orders/{no} without asOf: its document comes from the DocumentBatcher.
+    private static func readsBatched(_ name: String, _ request: HTTPRequest) -> Bool {
+        name == "get_order" && request.query["asOf"] == nil
+    }
+
+    /// Signed web3 webhooks that verify wait for their commit without a thread: the
+    /// polling thread verifies and queues the event, and the commit's answer resumes the
+    /// connection. Everything else, including a delivery that fails verification (it is
+    /// quarantined, which blocks), goes to `handle` on a worker.
+    func startDeferred(_ request: HTTPRequest, _ responder: Responder) -> DeferredStart {
+        guard case .found(let name, let parameters) = router.match(method: request.method, path: request.path) else {
+            return .declined
+        }
+        if Self.readsBatched(name, request) {
+            startBatchedRead(request, parameters, responder)
+            return .pending
+        }
+        // Large bodies are verified on a worker: HMAC and parsing a big body would hold up
+        // the other connections of this polling thread.
+        guard name == "webhook_web3", request.body.count <= Self.deferredBodyLimit else { return .declined }
+        let submitted = ingestion.submitWeb3Webhook(request.delivery, now: clock()) { [self] result in
+            switch result {
+            case .success(let written):
+                responder.respond(Self.ack(written))
+            case .failure(let error):
+                responder.respond(problem(error, name, request))
+            }
+        }
+        guard submitted else { return .declined }
+        // As the blocking path's append timeout: past it the sender gets 503 and retries
+        // (a retry of a commit that did happen answers duplicate), well inside the request
+        // timeout and the providers' callback timeouts. The first answer wins.
+        responder.expire(after: Ingestion.commitWaitSeconds) {
+            ServiceError.unavailable("no commit within \(Int(Ingestion.commitWaitSeconds)) s; retry shortly").response
+        }
+        return .pending
+    }
+
+    /// Webhook bodies up to this size are verified on the polling thread (deferred path).
+    static let deferredBodyLimit = 64 * 1024
+
+    /// GET /v1/orders/{no}: authorizes here (the token cache makes that quick), then
+    /// queues the read; the batch's answer resumes the connection.
+    private func startBatchedRead(_ request: HTTPRequest, _ parameters: [String: String], _ responder: Responder) {
+        let name = "get_order"
+        do {
+            let principal = try authorize(name, request, now: clock())
+            let no = try MerchantOrderNo(parameters["no"] ?? "")
+            try checkScope(principal, no)
+            let masked = principal?.role != .auditor
+            documents.read(no, masked: masked) { [self] result in
+                switch result {
+                case .success(.body(let body)):
+                    responder.respond(.json(200, body))
+                case .success(.missing):
+                    responder.respond(ServiceError.notFound("no order \(no.value)").response)
+                case .success(.stale):   // the batcher derives stale documents itself
+                    responder.respond(ServiceError.internalError("a stale document reached the reader").response)
+                case .failure(let error):
+                    responder.respond(problem(error, name, request))
+                }
+            }
+        } catch {
+            responder.respond(problem(error, name, request))
+        }
+    }
+
+    /// The problem response for `error`; server-side failures are logged.
+    private func problem(_ error: Error, _ name: String, _ request: HTTPRequest) -> HTTPResponse {
+        let problem = ServiceError.from(error)
+        if problem.status >= 500 {
+            logger.error("request failed", [("requestId", .string(request.requestID)), ("route", .string(name)),
+                                            ("error", .string(String(describing: error)))])
+        }
+        return problem.response
+    }
+
+    /// The caller's principal if the route takes one (nil for routes without roles);
+    /// 401 without a valid token, 403 for a role the route does not admit.
+    private func authorize(_ name: String, _ request: HTTPRequest, now: Timestamp) throws -> Principal? {
+        guard let spec = Routes.byName[name] else { throw ServiceError.notFound("no such route") }
+        guard let roles = spec.roles else { return nil }
+        let p = try authenticator.principal(authorization: request.header("authorization"), now: now)
+        guard roles.contains(p.role) else {
+            throw ServiceError.forbidden("a \(p.role.rawValue) token may not call \(spec.method) \(spec.path)")
+        }
+        return p
+    }
+
+    /// A client token reaches its own order only.
+    private func checkScope(_ principal: Principal?, _ no: MerchantOrderNo) throws {
+        if let p = principal, p.role == .client, p.scope != .order(no.value) {
+            throw ServiceError.forbidden("this client token is scoped to another order or to an enrollment")
+        }
+    }
+
+    func handle(_ request: HTTPRequest) -> HTTPResponse {
+        switch router.resolve(request) {
+        case .failure(let failure):
+            return failure.response
+        case .success(let (name, parameters)):
+            do {
+                return try dispatch(name, parameters, request)
+            } catch {
+                return problem(error, name, request)
+            }
+        }
+    }
+
+    private func dispatch(_ name: String, _ parameters: [String: String], _ request: HTTPRequest) throws -> HTTPResponse {
+        let now = clock()
+        let principal = try authorize(name, request, now: now)
+        func orderNo() throws -> MerchantOrderNo {
+            let no = try MerchantOrderNo(parameters["no"] ?? "")
+            try checkScope(principal, no)
+            return no
+        }
+        /// The `{ref}` of an enrollment route; a client token must be scoped to it.
+        func enrollmentRef() throws -> String {
+            let ref = parameters["ref"] ?? ""
+            guard MerchantOrderNo.isValid(ref) else {
+                throw ServiceError.badRequest("an enrollment reference is 1-64 characters of A-Z a-z 0-9 . _ : -, and neither . nor ..")
+            }
+            if let p = principal, p.role == .client, p.scope != .enrollment(ref) {
+                throw ServiceError.forbidden("this client token is not scoped to enrollment \(ref): mint one with POST /v1/enrollments/\(ref)/client-tokens")
+            }
+            return ref
+        }
+        // Emails are masked for everyone but auditors.
+        let masked = principal?.role != .auditor
+
+        switch name {
+        case "webhook_web3":
+            return Self.ack(try ingestion.web3Webhook(request.delivery, now: now))
+        case "webhook_banxa":
+            return Self.ack(try ingestion.banxaWebhook(request.delivery, now: now))
+        case "register_order":
+            let (created, order) = try ingestion.register(request.delivery, principal: principal!, now: now)
+            return json(created ? 201 : 200, Self.flagged(order, duplicate: !created), masked: masked)
+        case "get_order":
+            let no = try orderNo()
+            if let asOf = request.query["asOf"] {
+                guard let t = Timestamp.parse(asOf, lenient: true) else {
+                    throw ServiceError.badRequest("asOf must be an RFC 3339 time, for example 2026-11-01T12:00:00Z")
+                }
+                return json(200, try queries.order(no, asOf: t), masked: masked)
+            }
+            return .json(200, try queries.orderDocument(no, masked: masked))
+        case "order_events":
+            return json(200, try queries.timeline(try orderNo(), includeRaw: !masked), masked: masked)
+        case "list_orders":
+            return .json(200, try queries.list(try OrderFilterParser.parse(request), masked: masked))
+        case "observe_order":
+            return write(try ingestion.observe(try orderNo(), request.delivery, principal: principal!, now: now), order: try orderNo(), masked: masked)
+        case "order_client_event":
+            return write(try ingestion.clientEvent(try orderNo(), request.delivery, principal: principal!, now: now), order: nil, masked: masked)
+        case "enrollment_client_event":
+            return write(try ingestion.enrollmentEvent(try enrollmentRef(), request.delivery, principal: principal!, now: now), order: nil, masked: masked)
+        case "mint_client_token":
+            return json(201, try operations.mintClientToken(.order(try orderNo().value), body: request.body, now: now), masked: false)
+        case "mint_enrollment_client_token":
+            return json(201, try operations.mintClientToken(.enrollment(try enrollmentRef()), body: request.body, now: now), masked: false)
+        case "correct_order":
+            let no = try orderNo()
+            return write(try ingestion.correct(no, request.delivery, principal: principal!, now: now), order: no, masked: masked)
+        case "ledger_head":
+            return json(200, try queries.head(), masked: false)
+        case "export_orders":
+            return try exports.response(.orders, query: request.query)
+        case "export_events":
+            return try exports.response(.events, query: request.query)
+        case "healthz":
+            return .json(200, Array(#"{"status":"ok"}"#.utf8))
+        case "readyz":
+            return Self.readiness(operations.readiness())
+        case "metrics":
+            return .text(200, metrics.render(), contentType: MetricsRegistry.contentType)
+        case "openapi":
+            return .json(200, Array(OpenAPIDocument.json.utf8))
+        default:
+            throw ServiceError.notFound("no such route")
+        }
+    }
+
+    /// 200 when the database answers and every migration is applied; 503 otherwise.
+    static func readiness(_ readiness: Readiness) -> HTTPResponse {
+        switch readiness {
+        case .ready:
+            return .json(200, Array(#"{"status":"ready"}"#.utf8))
+        case .migrationsPending(let count):
+            return .problem(status: 503, title: "Not ready", detail: "\(count) migration(s) pending: run ledger migrate",
+                            headers: [("Retry-After", "5")])
+        case .databaseUnreachable:
+            return .problem(status: 503, title: "Not ready", detail: "the database cannot be reached", headers: [("Retry-After", "2")])
+        case .checkFailed(let why):
+            return .problem(status: 503, title: "Not ready", detail: "the readiness check failed: \(why)", headers: [("Retry-After", "2")])
+        }
+    }
+
+    private static func ack(_ result: WriteResult) -> HTTPResponse {
+        .json(200, JSONSerializer.bytes(.object([("code", .integer(0)), ("eventId", .string(result.eventID)),
+                                                 ("position", .integer(result.position)),
+                                                 ("duplicate", .bool(result.duplicate))])))
+    }
+
+    private func write(_ result: WriteResult, order: MerchantOrderNo?, masked: Bool) -> HTTPResponse {
+        var fields: [(String, JSONValue)] = [("eventId", .string(result.eventID)), ("position", .integer(result.position)),
+                                             ("duplicate", .bool(result.duplicate))]
+        if let order, let state = try? ingestion.orderJSON(order) { fields.append(("order", state)) }
+        return json(result.duplicate ? 200 : 201, .object(fields), masked: masked)
+    }
+
+    /// The order with the `duplicate` flag every write answers with (http-api.md, *Durability*).
+    static func flagged(_ order: JSONValue, duplicate: Bool) -> JSONValue {
+        guard case .object(var fields) = order else { return order }
+        fields.append(("duplicate", .bool(duplicate)))
+        return .object(fields)
+    }
+
+    private func json(_ status: Int, _ value: JSONValue, masked: Bool) -> HTTPResponse {
+        let bytes = JSONSerializer.bytes(value)
+        // Masking walks every string; a document without "@" or "%40" has nothing to mask.
+        guard masked, OrderDocuments.mayHoldEmail(bytes) else { return .json(status, bytes) }
+        return .json(status, JSONSerializer.bytes(EmailMasking.mask(value)))
+    }
+}

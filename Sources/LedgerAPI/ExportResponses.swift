@@ -1,0 +1,106 @@
+import LedgerCore
+import LedgerHTTP
+import LedgerService
+import LedgerPostgres
+import Synchronization
+
+/// `GET /v1/exports/orders` and `/v1/exports/events` (http-api.md): `from`, `to`
+/// (dates or RFC 3339, half-open), `format=csv|jsonl`; the same bytes as `ledger
+/// export`, streamed. Each export has a connection of its own (its transaction spans
+/// the whole body), so exports never take the connections reads and writes use; at
+/// most `maxRunning` run at once.
+final class ExportResponses: Sendable {
+    let connectionString: String
+    let maxRunning: Int
+    private let running = Mutex(0)
+
+    init(connectionString: String, maxRunning: Int = 2) {
+        self.connectionString = connectionString
+        self.maxRunning = maxRunning
+    }
+
+    func response(_ kind: ExportKind, query: [String: String]) throws -> HTTPResponse {
+        let from = try Self.time(query, "from"), to = try Self.time(query, "to")
+        guard from.microseconds < to.microseconds else {
+            throw ServiceError.badRequest("from \(from.rfc3339) must come before to \(to.rfc3339)")
+        }
+        let formatText = query["format"] ?? "csv"
+        guard let format = ExportFormat(rawValue: formatText) else {
+            throw ServiceError.badRequest("format must be csv or jsonl, not \(formatText)")
+        }
+        if let unknown = Set(query.keys).subtracting(["from", "to", "format"]).sorted().first {
+            throw ServiceError.badRequest("unknown parameter \(unknown): an export takes from, to and format")
+        }
+        guard running.withLock({ n -> Bool in
+            guard n < maxRunning else { return false }
+            n += 1
+            return true
+        }) else {
+            throw ServiceError.unavailable("\(maxRunning) exports are running; retry when one has finished")
+        }
+        let slot = Slot { [self] in self.running.withLock { $0 -= 1 } }
+        let connection = try PostgresConnection(connectionString: connectionString, connectTimeoutSeconds: 2,
+                                                deadline: .now + .seconds(5))
+        let body = StreamedExport(ExportSession(kind: kind, from: from, to: to, format: format, connection: connection), slot: slot)
+        // The snapshot is taken and the first chunk made before the status is sent, so a
+        // database that cannot be reached is a 503, not a cut-off 200.
+        try body.prime()
+        let name = "\(kind.rawValue)-\(from.rfc3339)-\(to.rfc3339).\(format.rawValue)"
+        return HTTPResponse(status: 200, headers: [
+            ("Content-Type", format == .csv ? "text/csv; charset=utf-8" : "application/x-ndjson"),
+            ("Content-Disposition", "attachment; filename=\"\(name)\""),
+            ("Cache-Control", "no-store"),
+        ], body: .stream { try body.next() })
+    }
+
+    private static func time(_ query: [String: String], _ name: String) throws -> Timestamp {
+        guard let text = query[name], !text.isEmpty else {
+            throw ServiceError.badRequest("\(name) is required: a date (YYYY-MM-DD, 00:00 UTC) or an RFC 3339 time")
+        }
+        guard let t = Timestamp.parse(text, lenient: true) else {
+            throw ServiceError.badRequest("\(name) \(text) is not a date (YYYY-MM-DD) or an RFC 3339 time")
+        }
+        return t
+    }
+
+    /// Frees a running export's place when the body is done with (finished, failed or dropped).
+    final class Slot: Sendable {
+        private let release: @Sendable () -> Void
+        init(_ release: @escaping @Sendable () -> Void) { self.release = release }
+        deinit { release() }
+    }
+}
+
+/// An export session as a streamed body. The server's pump calls `next` from one worker
+/// at a time; the lock only makes that safe to state. Dropping it (the client went away)
+/// closes the session's connection, which ends its transaction.
+final class StreamedExport: @unchecked Sendable {
+    private let lock = Mutex(())
+    private var session: ExportSession?
+    private var primed: [UInt8]?
+    private let slot: ExportResponses.Slot
+
+    init(_ session: ExportSession, slot: ExportResponses.Slot) {
+        self.session = session
+        self.slot = slot
+    }
+
+    func prime() throws {
+        try lock.withLock { _ in primed = try session?.next() }
+    }
+
+    func next() throws -> [UInt8]? {
+        try lock.withLock { _ in
+            if let first = primed {
+                primed = nil
+                return first
+            }
+            guard let session else { return nil }
+            guard let chunk = try session.next() else {
+                self.session = nil   // ends the connection now, not when the server lets go of the body
+                return nil
+            }
+            return chunk
+        }
+    }
+}

@@ -1,0 +1,106 @@
+import Foundation
+import LedgerCore
+import LedgerPostgres
+import LedgerService
+
+/// `ledger export orders|events --from T --to T [--format csv|jsonl] [--out FILE]`
+/// (exports.md): the rows, and beside FILE its manifest `FILE.manifest.json`.
+struct ExportCommand {
+    let cli: LedgerCLI
+
+    func run(_ words: [String]) throws -> Int32 {
+        let args = try Arguments(words, valued: ["from", "to", "format", "out"])
+        if args.has("help") {
+            cli.output("""
+                usage: ledger export orders|events --from TIME --to TIME [--format csv|jsonl] [--out FILE]
+                  orders: one row per order whose first paid observation was recorded in [from, to), as it stood at `to`.
+                  events: one row per event recorded in [from, to), in ledger order.
+                  TIME is a date (00:00 UTC) or an RFC 3339 time; the period is half-open, on the ledger's recording
+                  time, so exporting a closed period again gives the same bytes. --format defaults to csv.
+                  With --out, FILE and FILE.manifest.json are written whole or not at all; without it the rows go
+                  to stdout and the manifest to stderr.
+                """)
+            return 0
+        }
+        try args.allowOnly(flags: ["help"])
+        guard args.positional.count == 1, let kind = ExportKind(rawValue: args.positional[0]) else {
+            throw CLIError.usage("name what to export: orders or events")
+        }
+        let from = try Self.time(args, "from"), to = try Self.time(args, "to")
+        guard from.microseconds < to.microseconds else {
+            throw CLIError.usage("--from \(from.rfc3339) must come before --to \(to.rfc3339)")
+        }
+        let formatText = args.value("format") ?? "csv"
+        guard let format = ExportFormat(rawValue: formatText) else { throw CLIError.usage("--format must be csv or jsonl, not \(formatText)") }
+        let session = ExportSession(kind: kind, from: from, to: to, format: format, connection: try cli.connect())
+        let showProgress = isatty(STDERR_FILENO) == 1
+        let progress: (Int64) -> Void = { rows in
+            if showProgress { FileHandle.standardError.write(Data("\rledger export: \(rows) rows".utf8)) }
+        }
+        guard let out = args.value("out") else {
+            let manifest = try session.run(write: { FileHandle.standardOutput.write(Data($0)) }, progress: progress)
+            if showProgress { FileHandle.standardError.write(Data("\n".utf8)) }
+            FileHandle.standardError.write(Data((JSONSerializer.string(manifest) + "\n").utf8))
+            return 0
+        }
+        try ExportFiles(path: out).write { file in
+            let manifest = try session.run(write: file, progress: progress)
+            if showProgress { FileHandle.standardError.write(Data("\n".utf8)) }
+            return manifest
+        }
+        cli.output("wrote \(out) and \(out).manifest.json")
+        return 0
+    }
+
+    private static func time(_ args: Arguments, _ name: String) throws -> Timestamp {
+        let text = try args.required(name)
+        guard let t = Timestamp.parse(text, lenient: true) else {
+            throw CLIError.usage("--\(name) \(text) is not a date (YYYY-MM-DD) or an RFC 3339 time")
+        }
+        return t
+    }
+}
+
+/// An export's file and manifest, written under temporary names and renamed into place
+/// only when both are complete: a failed export leaves nothing half-written.
+struct ExportFiles {
+    let path: String
+
+    func write(_ body: (_ file: ([UInt8]) throws -> Void) throws -> JSONValue) throws {
+        let manifestPath = path + ".manifest.json"
+        let partial = path + ".partial", manifestPartial = manifestPath + ".partial"
+        guard FileManager.default.createFile(atPath: partial, contents: nil) else {
+            throw CLIError.failed("cannot create \(partial): check the directory exists and is writable", exitCode: 1)
+        }
+        do {
+            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: partial))
+            let manifest: JSONValue
+            do {
+                manifest = try body { try handle.write(contentsOf: Data($0)) }
+                try handle.synchronize()
+                try handle.close()
+            } catch {
+                try? handle.close()
+                throw error
+            }
+            try Data((JSONSerializer.string(manifest) + "\n").utf8).write(to: URL(fileURLWithPath: manifestPartial))
+            // An older manifest goes first: a stop between the renames leaves the new file
+            // without a manifest (plainly unfinished), never beside an old one.
+            if unlink(manifestPath) != 0 && errno != ENOENT {
+                throw CLIError.failed("cannot replace \(manifestPath): errno \(errno)", exitCode: 1)
+            }
+            try Self.replace(path, with: partial)
+            try Self.replace(manifestPath, with: manifestPartial)
+        } catch {
+            try? FileManager.default.removeItem(atPath: partial)
+            try? FileManager.default.removeItem(atPath: manifestPartial)
+            throw error
+        }
+    }
+
+    private static func replace(_ path: String, with partial: String) throws {
+        guard rename(partial, path) == 0 else {
+            throw CLIError.failed("cannot move \(partial) to \(path): errno \(errno)", exitCode: 1)
+        }
+    }
+}

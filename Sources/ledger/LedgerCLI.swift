@@ -1,0 +1,115 @@
+import Foundation
+import LedgerCore
+import LedgerHTTP
+import LedgerPostgres
+import LedgerService
+
+/// The `ledger` command: dispatches to one subcommand, turns every error into
+/// one line on stderr and an exit code (2 for configuration and an unreachable
+/// database, 1 for a failed verification, 64 for a usage mistake).
+public struct LedgerCLI {
+    public let environment: [String: String]
+    public let executablePath: String
+    public var output: (String) -> Void = { print($0) }
+    /// Where the one-line error goes (stderr; tests capture it).
+    public var errorOutput: (String) -> Void = { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
+
+    public init(environment: [String: String], executablePath: String) {
+        self.environment = environment
+        self.executablePath = executablePath
+    }
+
+    static let usage = """
+        usage: ledger <command> [options]
+
+          migrate [--status]                      apply Migrations/*.sql, or list applied and pending
+          serve                                   the HTTP API (read models kept in each write's commit)
+          token create --role R --name N [--ttl 30d]   print a new token on its last line
+          token list | token revoke NAME          manage tokens
+          replay --order NO [--as-of TIME] [--json]    an order's history, event by event
+          verify                                  check the hash chain and the read models
+          rebuild                                 rebuild the read models from the events
+          export orders|events --from T --to T [--format csv|jsonl] [--out FILE]   accounting exports
+          poll --once                             one pass of the web3 poller over the orders that are due
+          quarantine prune --before TIME          delete old rejected deliveries and give their space back
+
+        Configuration comes from the environment (DATABASE_URL, LEDGER_*); see README.md.
+        Every command takes --help.
+        """
+
+    public func run(_ arguments: [String]) -> Int32 {
+        do {
+            guard let command = arguments.first else {
+                errorOutput("ledger: no command given; `ledger --help` lists them (migrate, serve, token, replay, verify, rebuild, export, poll, quarantine)")
+                return 64
+            }
+            guard command != "--help", command != "-h", command != "help" else {
+                output(Self.usage)
+                return 0
+            }
+            let rest = Array(arguments.dropFirst())
+            switch command {
+            case "migrate": try MigrateCommand(cli: self).run(rest)
+            case "token": try TokenCommand(cli: self).run(rest)
+            case "verify": return try VerifyCommand(cli: self).run(rest)
+            case "serve": return try ServeCommand(cli: self).run(rest)
+            case "rebuild": return try RebuildCommand(cli: self).run(rest)
+            case "replay": return try ReplayCommand(cli: self).run(rest)
+            case "export": return try ExportCommand(cli: self).run(rest)
+            case "poll": return try PollCommand(cli: self).run(rest)
+            case "quarantine": return try QuarantineCommand(cli: self).run(rest)
+            default:
+                if let extra = extraCommands[command] { return try extra(self, rest) }
+                throw CLIError.usage("unknown command \(command)")
+            }
+            return 0
+        } catch {
+            let (message, code) = Self.describe(error)
+            errorOutput("ledger: " + message)
+            return code
+        }
+    }
+
+    /// Commands registered by later layers (serve, replay, export...).
+    public var extraCommands: [String: (LedgerCLI, [String]) throws -> Int32] = [:]
+
+    static func describe(_ error: Error) -> (String, Int32) {
+        switch error {
+        case let e as CLIError: return (e.description, e.exitCode)
+        case let e as ConfigurationError: return (e.description, 2)
+        case let e as PostgresError:
+            switch e {
+            case .invalidConnectionString, .connectionFailed, .connectionLost, .poolExhausted: return (e.description, 2)
+            default: return (e.description, 1)
+            }
+        case let e as MigrationError: return (e.description, 1)
+        case let e as TokenStoreError: return (e.description, 1)
+        case let e as HTTPServerError: return (e.description, 2)
+        default: return (String(describing: error), 1)
+        }
+    }
+
+    // MARK: shared helpers for commands
+
+    /// Without `DATABASE_URL`, the private cluster of `Ops/run` as `role` (operations.md).
+    func configuration(as role: PrivateCluster.Role = .owner) throws -> LedgerConfiguration {
+        var environment = environment
+        if (environment["DATABASE_URL"] ?? "").isEmpty,
+           let url = PrivateCluster.defaultURL(environment: environment, executablePath: executablePath, role: role) {
+            environment["DATABASE_URL"] = url
+        }
+        return try LedgerConfiguration.fromEnvironment(environment)
+    }
+
+    /// A single connection for a one-shot command; reports an unreachable server plainly.
+    func connect() throws -> PostgresConnection {
+        try PostgresConnection(connectionString: configuration().databaseURL)
+    }
+
+    func migrator() throws -> Migrator {
+        guard let dir = Migration.locateDirectory(environment: environment, executablePath: executablePath) else {
+            throw CLIError.failed("cannot find the Migrations/ directory: run from the project folder or set LEDGER_MIGRATIONS", exitCode: 2)
+        }
+        return Migrator(migrations: try Migration.load(from: dir))
+    }
+}

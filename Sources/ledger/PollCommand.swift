@@ -1,0 +1,47 @@
+import LedgerCore
+import LedgerObservability
+import LedgerPostgres
+import LedgerService
+
+/// `ledger poll --once` (operations.md): one pass of the poller over every order that is
+/// due, then exit. An order never polled is due at once.
+struct PollCommand {
+    let cli: LedgerCLI
+
+    func run(_ words: [String]) throws -> Int32 {
+        let args = try Arguments(words, valued: [])
+        if args.has("help") {
+            cli.output("""
+                usage: ledger poll --once
+                  Asks the web3 gateway (LEDGER_WEB3_API_BASE, with the first of LEDGER_WEB3_API_KEYS) about every
+                  order that is due: web3 orders not paid or expired, created within the last 7 days, never polled or
+                  whose next poll time has come (30 s after a poll, doubling to 30 minutes). Each answer is recorded as
+                  a query observation. Prints how many were polled, recorded and failed; exit 1 when any failed.
+                  `ledger serve` runs the same passes every 5 s.
+                """)
+            return 0
+        }
+        try args.allowOnly(flags: ["help", "once"])
+        guard args.has("once"), args.positional.isEmpty else {
+            throw CLIError.usage("ledger poll takes --once (ledger serve polls continuously)")
+        }
+        let configuration = try cli.configuration()
+        guard configuration.web3APIBase != nil else {
+            throw CLIError.failed("polling is off: set LEDGER_WEB3_API_BASE to the gateway's base URL", exitCode: 2)
+        }
+        var database = configuration.database
+        database.poolSize = 2
+        let pool = ConnectionPool(configuration: database)
+        let committer = GroupCommitter(pool: pool, projector: OrderProjection(cache: nil))
+        defer {
+            committer.shutdown()
+            pool.close()
+        }
+        let logger = Logger(minimumLevel: .warning)
+        guard let poller = try Poller.configured(configuration, pool: pool, committer: committer, logger: logger) else { return 2 }
+        // Every order that is due (operations.md), however many: no pass limit here.
+        let (summary, _) = try poller.pass(since: nil, limit: .max)
+        cli.output("polled \(summary.polled) order(s): \(summary.recorded) observation(s) recorded, \(summary.failed) failed")
+        return summary.failed == 0 ? 0 : 1
+    }
+}
