@@ -1,8 +1,10 @@
+import Glibc
+@testable import LedgerHTTP
+import LedgerObservability
+import Synchronization
 import Testing
 #if canImport(Glibc)
-import Glibc
 #endif
-@testable import LedgerHTTP
 
 @Suite("Router")
 struct RouterTests {
@@ -372,7 +374,6 @@ struct ObservabilityTests {
     }
 }
 
-import Synchronization
 
 final class LineCollector: Sendable {
     private let lines = Mutex<[String]>([])

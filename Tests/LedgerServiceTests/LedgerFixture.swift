@@ -1,6 +1,8 @@
 import Foundation
+@testable import LedgerAPI
 import LedgerCore
 import LedgerHTTP
+import LedgerObservability
 import LedgerPostgres
 @testable import LedgerService
 import LedgerTestSupport

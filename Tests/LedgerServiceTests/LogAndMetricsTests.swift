@@ -1,6 +1,8 @@
 import Foundation
 import LedgerCore
+@testable import LedgerAPI
 import LedgerHTTP
+import LedgerObservability
 @testable import LedgerService
 import Testing
 

@@ -1,5 +1,5 @@
 import LedgerCore
-import LedgerHTTP
+import LedgerObservability
 import LedgerPostgres
 @testable import LedgerService
 import LedgerTestSupport
@@ -9,10 +9,10 @@ import Testing
 /// quarantine counts rejections without keeping them.
 @Suite("Quarantine budget and per-source limit")
 struct QuarantineBudgetTests {
-    static func forged(_ n: Int, from address: String = "192.0.2.7") -> HTTPRequest {
-        HTTPRequest(method: "POST", path: "/v1/webhooks/web3",
-                    headers: ["x-pay-signature": "00", "x-pay-timestamp": "1"],
-                    body: Array(#"{"merchantOrderNo":"SO-\#(n)"}"#.utf8), remoteAddress: address, requestID: "r\(n)")
+    static func forged(_ n: Int, from address: String = "192.0.2.7") -> Delivery {
+        Delivery(headers: ["x-pay-signature": "00", "x-pay-timestamp": "1"],
+                 body: Array(#"{"merchantOrderNo":"SO-\#(n)"}"#.utf8), requestID: "r\(n)", remote: address,
+                 path: "/v1/webhooks/web3")
     }
 
     func quarantine(_ db: TestDatabase, maxBytes: Int64) -> (Quarantine, Counter, Counter, ConnectionPool) {

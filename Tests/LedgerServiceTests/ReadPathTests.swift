@@ -1,4 +1,6 @@
 import Foundation
+@testable import ledger
+@testable import LedgerAPI
 import LedgerCore
 import LedgerPostgres
 @testable import LedgerService

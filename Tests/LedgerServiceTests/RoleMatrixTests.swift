@@ -1,4 +1,5 @@
 import Foundation
+@testable import LedgerAPI
 import LedgerCore
 @testable import LedgerService
 import Testing

@@ -1,4 +1,5 @@
 import Foundation
+@testable import LedgerAPI
 import LedgerCore
 import LedgerPostgres
 @testable import LedgerService

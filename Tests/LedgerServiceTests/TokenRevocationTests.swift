@@ -1,5 +1,6 @@
 import Foundation
 import LedgerCore
+@testable import LedgerAPI
 import LedgerPostgres
 @testable import LedgerService
 import Testing
@@ -32,7 +33,7 @@ final class TokenRevocationTests {
 
     @Test("a token revoked after use is refused within a second, not when its cached lookup lapses (5 s)")
     func revocationAfterUse() throws {
-        #expect(ledger.app.tokenChanges.isListening)
+        #expect(ledger.app.runtime.tokenChanges.isListening)
         let (name, token) = try ledger.namedToken(.support)
         let seconds = try secondsUntilRefused(name: name, token: token, within: 1)
         #expect(seconds != nil, "a revoked token still works a second later")
@@ -64,7 +65,7 @@ final class TokenRevocationTests {
 
     @Test("when its listening connection is killed the service listens again, and revocations are again heard at once")
     func listenerReconnects() throws {
-        #expect(ledger.app.tokenChanges.isListening)
+        #expect(ledger.app.runtime.tokenChanges.isListening)
         let c = try PostgresConnection(connectionString: ledger.databaseURL)
         defer { c.close() }
         let killed = try c.query("""
@@ -72,8 +73,8 @@ final class TokenRevocationTests {
              WHERE datname = current_database() AND query = 'LISTEN ledger_token_changes' AND pid <> pg_backend_pid()
             """)
         #expect(killed.count == 1, "one listening session, found \(killed.count)")
-        #expect(eventually(within: 3, every: 0.005) { !self.ledger.app.tokenChanges.isListening }, "the kill went unnoticed")
-        #expect(eventually(within: 5, every: 0.05) { self.ledger.app.tokenChanges.isListening }, "it never listened again")
+        #expect(eventually(within: 3, every: 0.005) { !self.ledger.app.runtime.tokenChanges.isListening }, "the kill went unnoticed")
+        #expect(eventually(within: 5, every: 0.05) { self.ledger.app.runtime.tokenChanges.isListening }, "it never listened again")
         let (name, token) = try ledger.namedToken(.auditor)
         let seconds = try secondsUntilRefused(name: name, token: token, within: 1)
         #expect(seconds != nil, "after the reconnect a revoked token still works a second later")
