@@ -16,15 +16,15 @@ public final class LedgerApplication: Sendable {
     /// What `/metrics` renders (its collectors run on every scrape).
     var metricsRegistry: MetricsRegistry { runtime.metricsRegistry }
 
-    public init(configuration: LedgerConfiguration, http: HTTPServerConfiguration, logger: Logger,
-                migrator: Migrator? = nil, poolSize: Int = 16) {
+    public init(configuration: LedgerConfiguration, logger: Logger, migrator: Migrator? = nil, poolSize: Int = 16) {
+        let http = configuration.http
         self.configuration = configuration
         self.logger = logger
         // Inline reads block a polling thread (one per polling thread, each runs one request
         // at a time): a read's borrow (connecting and every statement included) ends within
         // the request timeout, after the token lookup's share of it, and the server cancels a
         // statement that runs as long (see docs/http.md, *Reads run inline*).
-        let runtime = ServiceRuntime(configuration: configuration, logger: logger, migrator: migrator, poolSize: poolSize,
+        let runtime = ServiceRuntime(configuration: configuration.service, logger: logger, migrator: migrator, poolSize: poolSize,
                                      readConnections: max(1, http.pollingThreads),
                                      readSeconds: Self.readBudgetSeconds(requestTimeout: http.requestTimeoutSeconds))
         let router = Routes.router
@@ -36,13 +36,11 @@ public final class LedgerApplication: Sendable {
             documents: runtime.documents,
             operations: runtime.operations,
             metrics: runtime.metricsRegistry,
-            exports: ExportResponses(connectionString: configuration.database.connectionString),
+            exports: ExportResponses(connectionString: configuration.service.database.connectionString),
             logger: logger,
             clock: { Timestamp.now() })
-        var httpConfiguration = http
-        httpConfiguration.maxBodyBytes = configuration.maxBodyBytes
         let instrumentation = HTTPInstrumentation(metrics: runtime.metricsRegistry)
-        self.server = HTTPServer(configuration: httpConfiguration, logger: logger,
+        self.server = HTTPServer(configuration: http, logger: logger,
                                  observer: instrumentation.observer(logger: logger, router: router),
                                  runsInline: { handler.runsInline($0) },
                                  deferred: { handler.startDeferred($0, $1) },

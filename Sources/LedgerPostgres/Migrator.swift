@@ -28,9 +28,10 @@ public struct Migration: Sendable, Equatable {
         }
     }
 
-    /// Finds Migrations/: $LEDGER_MIGRATIONS, else ./Migrations, else beside the package the executable was built in.
-    public static func locateDirectory(environment: [String: String], executablePath: String) -> String? {
-        if let dir = environment["LEDGER_MIGRATIONS"] { return dir }
+    /// Finds Migrations/: `explicit` (LEDGER_MIGRATIONS) when given, else ./Migrations, else
+    /// beside the package the executable was built in.
+    public static func locateDirectory(explicit: String?, executablePath: String) -> String? {
+        if let dir = explicit { return dir }
         var candidates = [FileManager.default.currentDirectoryPath + "/Migrations"]
         var url = URL(fileURLWithPath: executablePath).resolvingSymlinksInPath().deletingLastPathComponent()
         for _ in 0..<5 {

@@ -6,7 +6,7 @@ import LedgerPostgres
 /// cases and the loops that run beside them (token changes, the poller), wired from
 /// one configuration value. `LedgerAPI` puts an HTTP server in front of it.
 package final class ServiceRuntime: Sendable {
-    package let configuration: LedgerConfiguration
+    package let configuration: ServiceConfiguration
     package let logger: Logger
     package let pool: ConnectionPool
     /// Connections for the reads that run on the HTTP polling threads, so a read never
@@ -27,7 +27,7 @@ package final class ServiceRuntime: Sendable {
 
     /// `readConnections` and `readSeconds` size the read pool for the transport's threads
     /// and its request deadline.
-    package init(configuration: LedgerConfiguration, logger: Logger, migrator: Migrator?, poolSize: Int,
+    package init(configuration: ServiceConfiguration, logger: Logger, migrator: Migrator?, poolSize: Int,
                  readConnections: Int, readSeconds: Double) {
         self.configuration = configuration
         self.logger = logger

@@ -1,3 +1,4 @@
+import LedgerAPI
 import Foundation
 import LedgerCore
 import LedgerHTTP
@@ -91,23 +92,24 @@ public struct LedgerCLI {
 
     // MARK: shared helpers for commands
 
-    /// Without `DATABASE_URL`, the private cluster of `Ops/run` as `role` (operations.md).
+    /// The configuration, read from the environment; without `DATABASE_URL`, the private
+    /// cluster of `Ops/run` as `role` (operations.md).
     func configuration(as role: PrivateCluster.Role = .owner) throws -> LedgerConfiguration {
-        var environment = environment
-        if (environment["DATABASE_URL"] ?? "").isEmpty,
-           let url = PrivateCluster.defaultURL(environment: environment, executablePath: executablePath, role: role) {
-            environment["DATABASE_URL"] = url
-        }
-        return try LedgerConfiguration.fromEnvironment(environment)
+        try LedgerConfiguration.fromEnvironment(environment, executablePath: executablePath, role: role)
     }
 
     /// A single connection for a one-shot command; reports an unreachable server plainly.
-    func connect() throws -> PostgresConnection {
-        try PostgresConnection(connectionString: configuration().databaseURL)
+    func connect(_ configuration: LedgerConfiguration) throws -> PostgresConnection {
+        try PostgresConnection(connectionString: configuration.databaseURL)
     }
 
-    func migrator() throws -> Migrator {
-        guard let dir = Migration.locateDirectory(environment: environment, executablePath: executablePath) else {
+    /// A single connection, configured from the environment, for commands that need nothing else.
+    func connect() throws -> PostgresConnection {
+        try connect(configuration())
+    }
+
+    func migrator(_ configuration: LedgerConfiguration) throws -> Migrator {
+        guard let dir = Migration.locateDirectory(explicit: configuration.migrationsDirectory, executablePath: executablePath) else {
             throw CLIError.failed("cannot find the Migrations/ directory: run from the project folder or set LEDGER_MIGRATIONS", exitCode: 2)
         }
         return Migrator(migrations: try Migration.load(from: dir))

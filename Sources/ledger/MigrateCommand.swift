@@ -11,8 +11,9 @@ struct MigrateCommand {
             return
         }
         try args.allowOnly(flags: ["status", "help"])
-        let migrator = try cli.migrator()
-        let connection = try cli.connect()
+        let configuration = try cli.configuration()
+        let migrator = try cli.migrator(configuration)
+        let connection = try cli.connect(configuration)
         if args.has("status") {
             let status = try migrator.status(connection)
             for (name, at) in status.applied { cli.output("applied  \(name)  \(at)") }

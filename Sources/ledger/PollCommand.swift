@@ -1,3 +1,4 @@
+import LedgerAPI
 import LedgerCore
 import LedgerObservability
 import LedgerPostgres
@@ -25,7 +26,7 @@ struct PollCommand {
         guard args.has("once"), args.positional.isEmpty else {
             throw CLIError.usage("ledger poll takes --once (ledger serve polls continuously)")
         }
-        let configuration = try cli.configuration()
+        let configuration = try cli.configuration().service
         guard configuration.web3APIBase != nil else {
             throw CLIError.failed("polling is off: set LEDGER_WEB3_API_BASE to the gateway's base URL", exitCode: 2)
         }

@@ -27,26 +27,16 @@ struct ServeCommand {
         try PostgresConnection.validate(connectionString: configuration.databaseURL)
         // Before any thread starts (the log writer's is the first): every thread inherits the block.
         let shutdownSignals = ShutdownSignals.block()
-        var http = try HTTPServerConfiguration.fromEnvironment(cli.environment)
-        // Handlers mostly wait for a group commit; more of them in flight make
-        // bigger batches (measured: 32 handlers commit about 17 events at a time).
-        if cli.environment["LEDGER_HTTP_WORKERS"] == nil { http.workerThreads = 128 }
-        // Reads run on the polling threads and wait there for PostgreSQL; on two cores four
-        // threads kept both busy best (measured: 2, 4, 8 and 16; see README, *Reads run inline*).
-        if cli.environment["LEDGER_HTTP_THREADS"] == nil { http.pollingThreads = 4 }
-        // The grace for requests in flight ends inside LEDGER_SHUTDOWN_TIMEOUT, leaving the
-        // writer time to flush, so a stop with one slow request is not cut short.
-        http.shutdownGraceSeconds = min(http.shutdownGraceSeconds, max(1, Double(configuration.shutdownTimeoutSeconds) - 5))
         // One write(2) per access-log line was a measurable share of a read: lines are
         // written in batches every 50 ms; warnings and errors at once.
         let logWriter = BufferedLineWriter(fd: 2, flushInterval: 0.05)
         defer { logWriter.close() }
         let logger = Logger(minimumLevel: .info, writer: logWriter)
         // /readyz reports whether every migration is applied: without them it could not tell.
-        let migrator = try cli.migrator()
-        let app = LedgerApplication(configuration: configuration, http: http, logger: logger, migrator: migrator)
+        let migrator = try cli.migrator(configuration)
+        let app = LedgerApplication(configuration: configuration, logger: logger, migrator: migrator)
         try app.start()
-        FileHandle.standardOutput.write(Data("ledger listening on http://\(configuration.listenHost):\(app.port ?? configuration.listenPort)\n".utf8))
+        FileHandle.standardOutput.write(Data("ledger listening on http://\(configuration.http.host):\(app.port ?? configuration.http.port)\n".utf8))
 
         let received = shutdownSignals.wait()
         logger.info("shutting down: finishing requests in flight", [("signal", .string(Self.name(received)))])

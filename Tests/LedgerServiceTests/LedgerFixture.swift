@@ -47,13 +47,16 @@ final class LedgerFixture: @unchecked Sendable {
          logger: Logger = .disabled, configure: (inout HTTPServerConfiguration) -> Void = { _ in }) throws {
         self.databaseURL = databaseURL
         self.owned = owned
-        let configuration = try LedgerConfiguration.fromEnvironment(Self.environment(databaseURL: databaseURL))
+        var configuration = try LedgerConfiguration.fromEnvironment(Self.environment(databaseURL: databaseURL))
+        // The server's own defaults, smaller than `ledger serve`'s, with the ledger's body limit.
         var http = HTTPServerConfiguration()
+        http.maxBodyBytes = configuration.http.maxBodyBytes
         http.port = 0
         http.workerThreads = 8
         http.requestTimeoutSeconds = 10
         http.shutdownGraceSeconds = 10
         configure(&http)
+        configuration.http = http
         let c = try PostgresConnection(connectionString: databaseURL)
         defer { c.close() }
         let issuer = TokenIssuer()
@@ -61,7 +64,7 @@ final class LedgerFixture: @unchecked Sendable {
         support = try issuer.create(role: .support, name: "support-desk", expiresAt: nil, on: c)
         auditor = try issuer.create(role: .auditor, name: "auditor-ann", expiresAt: nil, on: c)
         accountant = try issuer.create(role: .accountant, name: "accounts", expiresAt: nil, on: c)
-        app = LedgerApplication(configuration: configuration, http: http, logger: logger, migrator: migrator, poolSize: poolSize)
+        app = LedgerApplication(configuration: configuration, logger: logger, migrator: migrator, poolSize: poolSize)
         port = try app.start()
         client = HTTPClient(port: port)
     }

@@ -1,4 +1,5 @@
 import Foundation
+import LedgerAPI
 import LedgerCore
 import LedgerPostgres
 @testable import LedgerService
@@ -131,11 +132,11 @@ struct OrderStateCacheTests {
     @Test("LEDGER_ORDER_STATE_CACHE: off by default, a size turns it on, a bad value is named")
     func configuration() throws {
         let base = ["DATABASE_URL": "postgresql://localhost/x"]
-        #expect(try LedgerConfiguration.fromEnvironment(base).orderStateCacheSize == 0)
+        #expect(try LedgerConfiguration.fromEnvironment(base).service.orderStateCacheSize == 0)
         #expect(try LedgerConfiguration.fromEnvironment(base.merging(["LEDGER_ORDER_STATE_CACHE": "8192"]) { $1 })
-            .orderStateCacheSize == 8192)
+            .service.orderStateCacheSize == 8192)
         #expect(try LedgerConfiguration.fromEnvironment(base.merging(["LEDGER_ORDER_STATE_CACHE": "4096"]) { $1 })
-            .orderStateCacheSize == 4096)
+            .service.orderStateCacheSize == 4096)
         #expect(throws: ConfigurationError.self) {
             try LedgerConfiguration.fromEnvironment(base.merging(["LEDGER_ORDER_STATE_CACHE": "-1"]) { $1 })
         }

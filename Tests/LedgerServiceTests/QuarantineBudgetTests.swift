@@ -1,3 +1,4 @@
+import LedgerAPI
 import LedgerCore
 import LedgerObservability
 import LedgerPostgres
@@ -103,9 +104,9 @@ struct QuarantineBudgetTests {
     @Test("LEDGER_QUARANTINE_PER_SOURCE: 600 a minute by default, a bad value named")
     func perSourceConfiguration() throws {
         let base = ["DATABASE_URL": "postgresql://localhost/x"]
-        #expect(try LedgerConfiguration.fromEnvironment(base).quarantinePerSourcePerMinute == 600)
+        #expect(try LedgerConfiguration.fromEnvironment(base).service.quarantinePerSourcePerMinute == 600)
         #expect(try LedgerConfiguration.fromEnvironment(base.merging(["LEDGER_QUARANTINE_PER_SOURCE": "7"]) { $1 })
-            .quarantinePerSourcePerMinute == 7)
+            .service.quarantinePerSourcePerMinute == 7)
         #expect(throws: ConfigurationError.self) {
             try LedgerConfiguration.fromEnvironment(base.merging(["LEDGER_QUARANTINE_PER_SOURCE": "0"]) { $1 })
         }
@@ -114,9 +115,9 @@ struct QuarantineBudgetTests {
     @Test("LEDGER_QUARANTINE_MAX_BYTES: 1 GiB by default, a bad value named")
     func configuration() throws {
         let base = ["DATABASE_URL": "postgresql://localhost/x"]
-        #expect(try LedgerConfiguration.fromEnvironment(base).quarantineMaxBytes == 1 << 30)
+        #expect(try LedgerConfiguration.fromEnvironment(base).service.quarantineMaxBytes == 1 << 30)
         #expect(try LedgerConfiguration.fromEnvironment(base.merging(["LEDGER_QUARANTINE_MAX_BYTES": "5000"]) { $1 })
-            .quarantineMaxBytes == 5000)
+            .service.quarantineMaxBytes == 5000)
         #expect(throws: ConfigurationError.self) {
             try LedgerConfiguration.fromEnvironment(base.merging(["LEDGER_QUARANTINE_MAX_BYTES": "lots"]) { $1 })
         }

@@ -1,3 +1,4 @@
+import LedgerAPI
 import Foundation
 import LedgerPostgres
 @testable import LedgerService
@@ -52,8 +53,8 @@ struct WriterPriorityTests {
     @Test("LEDGER_WRITER_NICE: -10 by default, 0 to leave the writer alone, a bad value named")
     func configuration() throws {
         let base = ["DATABASE_URL": "postgresql://localhost/x"]
-        #expect(try LedgerConfiguration.fromEnvironment(base).writerNice == -10)
-        #expect(try LedgerConfiguration.fromEnvironment(base.merging(["LEDGER_WRITER_NICE": "0"]) { $1 }).writerNice == 0)
+        #expect(try LedgerConfiguration.fromEnvironment(base).service.writerNice == -10)
+        #expect(try LedgerConfiguration.fromEnvironment(base.merging(["LEDGER_WRITER_NICE": "0"]) { $1 }).service.writerNice == 0)
         for bad in ["-21", "20", "high"] {
             #expect(throws: ConfigurationError.self) {
                 try LedgerConfiguration.fromEnvironment(base.merging(["LEDGER_WRITER_NICE": bad]) { $1 })

@@ -17,7 +17,7 @@ package struct Ingestion: Sendable {
     /// commit; a retry then answers duplicate).
     package static let commitWaitSeconds: Double = 8
 
-    package let configuration: LedgerConfiguration
+    package let configuration: ServiceConfiguration
     package let pool: ConnectionPool
     package let committer: GroupCommitter
     package let quarantine: Quarantine

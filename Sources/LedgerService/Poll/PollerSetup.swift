@@ -6,8 +6,8 @@ import LedgerPostgres
 
 extension Poller {
     /// The poller `configuration` asks for, or nil when polling is off (no
-    /// `LEDGER_WEB3_API_BASE`). `LedgerConfiguration` has checked the base and the key.
-    package static func configured(_ configuration: LedgerConfiguration, pool: ConnectionPool, committer: GroupCommitter,
+    /// `LEDGER_WEB3_API_BASE`). `ServiceConfiguration` has checked the base and the key.
+    package static func configured(_ configuration: ServiceConfiguration, pool: ConnectionPool, committer: GroupCommitter,
                            logger: Logger) throws -> Poller? {
         guard let base = configuration.web3APIBase else { return nil }
         guard let key = configuration.web3APIKeys.first else {

@@ -5,16 +5,16 @@ import LedgerService
 /// under `.ledger/` (its port in `.ledger/port`). Looked for in `LEDGER_STATE` when that
 /// is set, else in `./.ledger`, else beside the executable's project folder (for
 /// `.build/release/ledger`).
-enum PrivateCluster {
+public enum PrivateCluster {
     /// Whom the default connects as: the cluster's owner (migrations, tokens, audits),
     /// or the service's least-privileged role, as `Ops/run` serves.
-    enum Role: String {
+    public enum Role: String, Sendable {
         case owner = "postgres"
         case service = "ledger_service"
     }
 
-    static func defaultURL(environment: [String: String], executablePath: String, role: Role) -> String? {
-        for directory in stateDirectories(environment: environment, executablePath: executablePath) {
+    public static func defaultURL(stateDirectory: String?, executablePath: String, role: Role) -> String? {
+        for directory in stateDirectories(stateDirectory, executablePath: executablePath) {
             guard let text = try? String(contentsOfFile: directory + "/port", encoding: .utf8),
                   let port = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)), (1...65535).contains(port) else { continue }
             return "postgresql://\(role.rawValue)@127.0.0.1:\(port)/ledger"
@@ -22,8 +22,8 @@ enum PrivateCluster {
         return nil
     }
 
-    private static func stateDirectories(environment: [String: String], executablePath: String) -> [String] {
-        if let state = environment["LEDGER_STATE"], !state.isEmpty { return [state] }
+    private static func stateDirectories(_ state: String?, executablePath: String) -> [String] {
+        if let state { return [state] }
         var directories = [FileManager.default.currentDirectoryPath + "/.ledger"]
         var url = URL(fileURLWithPath: executablePath).resolvingSymlinksInPath().deletingLastPathComponent()
         for _ in 0..<4 {
