@@ -44,6 +44,15 @@ public struct EventStore: Sendable {
             """, [.int(position)])
     }
 
+    /// How many times each of the events at `positions` was delivered again (absent: never).
+    public func redeliveries(at positions: [Int64], on connection: PostgresConnection) throws -> [Int64: Int64] {
+        let rows = try connection.query("SELECT position, count FROM ledger.redeliveries WHERE position = ANY($1::bigint[])",
+                                        [.text("{" + positions.map(String.init).joined(separator: ",") + "}")])
+        var counts: [Int64: Int64] = [:]
+        for r in 0..<rows.count { counts[try rows.int64(r, "position")] = try rows.int64(r, "count") }
+        return counts
+    }
+
     /// The stream and type of the event at `position`, if there is one.
     public func streamAndType(at position: Int64, on connection: PostgresConnection) throws -> (stream: String, type: String)? {
         let r = try connection.query("SELECT stream, type FROM ledger.events WHERE position = $1", [.int(position)])

@@ -1,5 +1,7 @@
-import CPostgres
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The scheduling priority the single writer thread asked for, and what it got.
 ///
@@ -27,10 +29,21 @@ public struct WriterPriority: Sendable, Equatable, CustomStringConvertible {
 
     /// Sets the calling thread's nice value; a request of 0 changes nothing.
     static func apply(_ nice: Int32) -> WriterPriority {
-        let thread = ledger_thread_id()
+        let thread = currentThreadID()
         guard nice != 0 else { return WriterPriority(requested: 0, applied: true, errorCode: 0, threadID: thread) }
-        let code = ledger_set_thread_nice(nice)
+        // On Linux nice is per thread: PRIO_PROCESS with a thread's id sets that thread only.
+        let code: Int32 = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(thread), nice) == 0 ? 0 : errno
         return WriterPriority(requested: nice, applied: code == 0, errorCode: code, threadID: thread)
+    }
+
+    /// The calling thread's kernel id, from `/proc/thread-self` ("PID/task/TID"): glibc's
+    /// gettid() is not visible to Swift, and syscall(2) is variadic.
+    static func currentThreadID() -> Int32 {
+        var link = [CChar](repeating: 0, count: 64)
+        let count = readlink("/proc/thread-self", &link, link.count - 1)
+        guard count > 0 else { return 0 }
+        let text = String(decoding: link.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return text.split(separator: "/").last.flatMap { Int32($0) } ?? 0
     }
 }
 

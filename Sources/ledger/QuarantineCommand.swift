@@ -1,10 +1,10 @@
 import LedgerCore
 import LedgerPostgres
+import LedgerService
 
-/// `ledger quarantine prune --before TIME`: deletes the rejected deliveries received
-/// before TIME and gives their space back, so the quarantine's size budget
-/// (`LEDGER_QUARANTINE_MAX_BYTES`, measured on the table's size) has room again.
-/// Beyond operations.md's table: the quarantine is operational evidence, not history.
+/// `ledger quarantine prune --before TIME`: parse, prune, print. Beyond operations.md's
+/// table: the quarantine is operational evidence, not history, and its size budget
+/// (`LEDGER_QUARANTINE_MAX_BYTES`) needs room again after a flood.
 struct QuarantineCommand {
     let cli: LedgerCLI
 
@@ -31,13 +31,8 @@ struct QuarantineCommand {
         }
         let connection = try cli.connect()
         defer { connection.close() }
-        let deleted = try connection.transaction { c in
-            try c.query("DELETE FROM ledger.quarantine WHERE received_at < ledger.from_micros($1)", [.int(before.microseconds)]).affectedRows
-        }
-        let size = { try connection.query("SELECT pg_total_relation_size('ledger.quarantine') AS bytes").int64(0, "bytes") }
-        let sizeBefore = try size()
-        try connection.query("VACUUM (FULL) ledger.quarantine")
-        cli.output("deleted \(deleted) rejected deliveries received before \(before.rfc3339); the quarantine went from \(sizeBefore) to \(try size()) bytes")
+        let outcome = try QuarantinePrune().run(before: before, on: connection)
+        cli.output("deleted \(outcome.deleted) rejected deliveries received before \(before.rfc3339); the quarantine went from \(outcome.bytesBefore) to \(outcome.bytesAfter) bytes")
         return 0
     }
 }

@@ -29,27 +29,22 @@ struct ReplayCommand {
             guard let t = Timestamp.parse(text, lenient: true) else { throw CLIError.usage("--as-of \(text) is not an RFC 3339 time or a date") }
             asOf = t
         }
-        let stored = try EventStore().read(stream: no.stream, on: cli.connect()).filter { asOf == nil || $0.recordedAt <= asOf! }
-        guard !stored.isEmpty else { throw CLIError.failed("no events for order \(no.value)", exitCode: 1) }
-        var state = OrderState(merchantOrderNo: no)
-        var rows: [String] = []
-        for event in stored {
-            let recorded = try EventMapping.recorded(event)
-            OrderState.reduce(into: &state, recorded)
-            let metadata = try JSONValue.parse(stored: event.metadataJSON)
-            let verifiedBy = metadata["verifiedBy"]?.stringValue ?? "unknown"
+        let steps = try Replay().run(no, asOf: asOf, on: cli.connect())
+        guard let last = steps.last else { throw CLIError.failed("no events for order \(no.value)", exitCode: 1) }
+        let state = last.stateAfter
+        let rows: [String] = steps.map { step in
+            let event = step.event, after = step.stateAfter
             if args.has("json") {
-                rows.append(JSONSerializer.string(.object([
+                return JSONSerializer.string(.object([
                     ("position", .integer(event.position)), ("eventId", .string(event.eventID)),
                     ("type", .string(event.type)), ("source", .string(event.source)),
                     ("recordedAt", .string(event.recordedAt.rfc3339)), ("observedAt", .string(event.observedAt.rfc3339)),
-                    ("verifiedBy", .string(verifiedBy)), ("hash", .string(Hex.encode(event.hash))),
-                    ("payload", try JSONValue.parse(stored: event.payloadJSON)),
-                    ("statusAfter", .integer(state.status.rawValue)),
-                ])))
-            } else {
-                rows.append("#\(event.position)  recorded \(event.recordedAt.rfc3339)  observed \(event.observedAt.rfc3339)  \(event.source)/\(event.type)  verified by \(verifiedBy)  → \(state.status.rawValue) \(state.statusName)\(state.attention ? " (attention)" : "")")
+                    ("verifiedBy", .string(step.verifiedBy)), ("hash", .string(Hex.encode(event.hash))),
+                    ("payload", step.payload),
+                    ("statusAfter", .integer(after.status.rawValue)),
+                ]))
             }
+            return "#\(event.position)  recorded \(event.recordedAt.rfc3339)  observed \(event.observedAt.rfc3339)  \(event.source)/\(event.type)  verified by \(step.verifiedBy)  → \(after.status.rawValue) \(after.statusName)\(after.attention ? " (attention)" : "")"
         }
         if args.has("json") {
             rows.forEach(cli.output)
@@ -62,7 +57,7 @@ struct ReplayCommand {
         cli.output("provider  \(state.provider ?? "unknown")")
         cli.output("status    \(state.status.rawValue) \(state.statusName)\(asOfNote)\(state.attention ? ", needs attention" : "")")
         cli.output("paid      \(state.paid ? "yes" : "no")")
-        cli.output("events    \(stored.count)")
+        cli.output("events    \(steps.count)")
         cli.output("")
         rows.forEach(cli.output)
         return 0

@@ -32,7 +32,7 @@ package final class ExportSession {
     package static let batchRows = 1_000
     /// Order streams whose state is kept between events of an events export.
     package static let defaultCachedStreams = 10_000
-    package static let cursor = "export_rows"
+    package static let cursor = ExportCursor.name
 
     /// `cachedStreams`: how many order states an events export keeps (memory stays bounded).
     package init(kind: ExportKind, from: Timestamp, to: Timestamp, format: ExportFormat, connection: PostgresConnection,
@@ -97,8 +97,7 @@ package final class ExportSession {
     // MARK: the transaction
 
     private func begin() throws {
-        try connection.query("SET application_name = 'ledger export'")   // pg_stat_activity names it
-        try connection.query("SET lock_timeout = '\(Self.lockWaitSeconds)s'")
+        try ExportCursor().prepareSession(lockWaitSeconds: Self.lockWaitSeconds, on: connection)
         try waitUntilNoAppendCanRecordBeforeTo()
         try connection.beginSpanningTransaction("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
         head = try EventStore().head(on: connection)
@@ -148,7 +147,7 @@ package final class ExportSession {
 
     /// The cursor is exhausted: the transaction ends and nothing more comes.
     private func finish() throws {
-        try connection.query("CLOSE \(Self.cursor)")
+        try ExportCursor().close(on: connection)
         try connection.endSpanningTransaction()
         state = .done
     }

@@ -70,12 +70,10 @@ package struct Quarantine: Sendable {
                     }
                     return
                 }
-                try c.query("""
-                    INSERT INTO ledger.quarantine (provider, path, remote_address, reason, detail, request_id, headers, raw)
-                    VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8)
-                    """, [.text(provider), .text(request.path), .text(request.remote), .text(rejection.reason),
-                          .text(rejection.message), .text(request.requestID),
-                          .text(JSONSerializer.string(Self.redacted(request.headers, provider: provider))), .bytes(request.body)])
+                try QuarantineStore().keep(QuarantineStore.Rejection(
+                    provider: provider, path: request.path, remoteAddress: request.remote, reason: rejection.reason,
+                    detail: rejection.message, requestID: request.requestID,
+                    headers: JSONSerializer.string(Self.redacted(request.headers, provider: provider)), raw: request.body), on: c)
             }
         } catch {
             // The 401 stands either way; losing the quarantine copy is logged, not fatal.
@@ -111,7 +109,7 @@ package final class QuarantineBudget: @unchecked Sendable {
             return measuredBytes
         }
         if let cached { return cached < maxBytes }
-        let size = try c.query("SELECT pg_total_relation_size('ledger.quarantine') AS bytes").int64(0, "bytes")
+        let size = try QuarantineStore().sizeBytes(on: c)
         lock.withLock {
             measuredBytes = size
             measuredAt = now

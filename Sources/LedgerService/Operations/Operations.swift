@@ -13,7 +13,7 @@ package struct Operations: Sendable {
     public func readiness() -> Readiness {
         do {
             let status = try pool.withConnection { c -> MigrationStatus? in
-                try c.query("SELECT 1")
+                try c.ping()
                 return try migrator?.status(c)
             }
             if let status, !status.isCurrent { return .migrationsPending(status.pending.count) }

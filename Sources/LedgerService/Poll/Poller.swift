@@ -7,11 +7,8 @@ import LedgerPostgres
 /// observation, an event like any other (lifecycle rule 7: a poll that still says
 /// 1 is a new event that leaves the state as it was).
 ///
-/// Which orders are due lives in `ledger.polls` (Migration 028). A pass first enrols
-/// the pollable orders it has not seen (due at once) and forgets those no poll can
-/// change any more, then claims the due ones a few at a time with a lease (`FOR
-/// UPDATE SKIP LOCKED`), so two pollers (`ledger serve` and `ledger poll --once`)
-/// never ask about one order at the same time.
+/// Which orders are due lives in `ledger.polls` (`PollSchedule`): two pollers
+/// (`ledger serve` and `ledger poll --once`) never ask about one order at once.
 package struct Poller: Sendable {
     package let pool: ConnectionPool
     package let committer: GroupCommitter
@@ -31,25 +28,29 @@ package struct Poller: Sendable {
         package var failed = 0
     }
 
+    /// Which orders are due: pollable by `PollPolicy`.
+    private var schedule: PollSchedule {
+        PollSchedule(statuses: OrderStatus.allCases.filter(PollPolicy.wantsPolling).map(\.rawValue),
+                     maxAgeSeconds: PollPolicy.maxAgeSeconds)
+    }
+
     /// One pass: enrols orders updated since `since` (PostgreSQL's clock), then asks about
     /// the due ones until none is left, `limit` have been asked about, or `stopping`.
     /// Returns what it did and PostgreSQL's time when it began, for the next `since`.
     package func pass(since: Timestamp?, limit: Int = PollPolicy.passLimit,
               stopping: () -> Bool = { false }) throws -> (Summary, began: Timestamp) {
-        let began = try pool.withConnection { c -> Timestamp in
-            let now = try c.query("SELECT ledger.micros(now()) AS now_us").int64(0, "now_us")
-            let from = since?.microseconds ?? (now - PollPolicy.maxAgeSeconds * 1_000_000)
-            try c.query(Self.enrolSQL, [.int(from), .int(PollPolicy.maxAgeSeconds), Self.pollableStatuses])
-            try c.query(Self.forgetSQL, [.int(PollPolicy.maxAgeSeconds), Self.pollableStatuses])
-            return Timestamp(microseconds: now)
-        }
+        let schedule = self.schedule
+        let began = Timestamp(microseconds: try pool.withConnection { c in
+            try schedule.enrol(sinceMicros: since?.microseconds, on: c)
+        })
         var summary = Summary()
         while summary.polled < limit, !stopping() {
             let claimed = try claim(min(Self.claimSize, limit - summary.polled))
             if claimed.isEmpty { break }
             for (index, (no, attempts)) in claimed.enumerated() {
                 if stopping() {
-                    try release(claimed[index...].map(\.0))
+                    let rest = claimed[index...].map(\.0.value)
+                    try pool.withConnection { try schedule.release(rest, on: $0) }
                     return (summary, began)
                 }
                 summary.polled += 1
@@ -64,7 +65,7 @@ package struct Poller: Sendable {
                 }
                 let next = PollPolicy.delaySeconds(afterAttempts: attempts + 1)
                 try pool.withConnection { c in
-                    try c.query(Self.rescheduleSQL, [.text(no.value), .int(next), .optional(failure)])
+                    try schedule.reschedule(no.value, afterSeconds: next, failure: failure, on: c)
                 }
             }
         }
@@ -72,24 +73,10 @@ package struct Poller: Sendable {
     }
 
     private func claim(_ count: Int) throws -> [(MerchantOrderNo, Int)] {
-        let rows = try pool.withConnection { c in
-            try c.query(Self.claimSQL, [.int(PollPolicy.maxAgeSeconds), .int(Int64(count)), .int(Self.leaseSeconds),
-                                        Self.pollableStatuses])
-        }
-        return try (0..<rows.count).compactMap { r in
-            // An order number the core refuses cannot have been stored; skip it rather than stall.
-            guard let no = try? MerchantOrderNo(stored: try rows.string(r, "merchant_order_no")) else { return nil }
-            return (no, Int(try rows.int64(r, "attempts")))
-        }
-    }
-
-    /// Gives claimed orders back (a stop in the middle of a claim): due again at once.
-    private func release(_ numbers: [MerchantOrderNo]) throws {
-        guard !numbers.isEmpty else { return }
-        try pool.withConnection { c in
-            try c.query("UPDATE ledger.polls SET next_poll_at = now() WHERE merchant_order_no = ANY($1::text[])",
-                        [.text("{" + numbers.map { "\"" + $0.value + "\"" }.joined(separator: ",") + "}")])
-        }
+        let schedule = self.schedule
+        let rows = try pool.withConnection { try schedule.claim(count, leaseSeconds: Self.leaseSeconds, on: $0) }
+        // An order number the core refuses cannot have been stored; skip it rather than stall.
+        return rows.compactMap { row in (try? MerchantOrderNo(stored: row.0)).map { ($0, row.1) } }
     }
 
     /// Asks about one order and records the answer; true when it was a new event.
@@ -104,56 +91,4 @@ package struct Poller: Sendable {
         case .keyConflict, .versionConflict: throw ServiceError.internalError("the poll's event for \(no.value) conflicts with a stored one")
         }
     }
-
-    /// The statuses `PollPolicy.wantsPolling`, as a PostgreSQL array.
-    package static let pollableStatuses = SQLValue.text("{" + OrderStatus.allCases.filter(PollPolicy.wantsPolling)
-        .map { String($0.rawValue) }.joined(separator: ",") + "}")
-
-    /// Orders a poll can still change: web3, not paid or expired, created within the
-    /// poller's horizon; those updated since `$1` and not yet enrolled are due at once.
-    package static let enrolSQL = """
-        INSERT INTO ledger.polls (merchant_order_no, next_poll_at)
-        SELECT o.merchant_order_no, now()
-          FROM ledger.orders o
-         WHERE o.updated_at >= ledger.from_micros($1)
-           AND o.provider = 'web3' AND o.status = ANY($3::smallint[])
-           AND coalesce(o.created_at, o.updated_at) >= now() - make_interval(secs => $2)
-        ON CONFLICT (merchant_order_no) DO NOTHING
-        """
-
-    /// Due rows whose order no poll can change any more (paid, expired, too old).
-    package static let forgetSQL = """
-        DELETE FROM ledger.polls p
-         USING ledger.orders o
-         WHERE p.next_poll_at <= now() AND o.merchant_order_no = p.merchant_order_no
-           AND NOT (o.provider = 'web3' AND o.status = ANY($2::smallint[])
-                    AND coalesce(o.created_at, o.updated_at) >= now() - make_interval(secs => $1))
-        """
-
-    /// The due orders, oldest due first, each leased for `$3` seconds.
-    package static let claimSQL = """
-        WITH due AS (
-            SELECT p.merchant_order_no
-              FROM ledger.polls p
-              JOIN ledger.orders o ON o.merchant_order_no = p.merchant_order_no
-             WHERE p.next_poll_at <= now()
-               AND o.provider = 'web3' AND o.status = ANY($4::smallint[])
-               AND coalesce(o.created_at, o.updated_at) >= now() - make_interval(secs => $1)
-             ORDER BY p.next_poll_at, p.merchant_order_no
-             LIMIT $2
-               FOR UPDATE OF p SKIP LOCKED
-        )
-        UPDATE ledger.polls p
-           SET next_poll_at = now() + make_interval(secs => $3)
-          FROM due
-         WHERE p.merchant_order_no = due.merchant_order_no
-        RETURNING p.merchant_order_no, p.attempts
-        """
-
-    package static let rescheduleSQL = """
-        UPDATE ledger.polls
-           SET attempts = attempts + 1, last_polled_at = now(), last_error = $3,
-               next_poll_at = now() + make_interval(secs => $2)
-         WHERE merchant_order_no = $1
-        """
 }

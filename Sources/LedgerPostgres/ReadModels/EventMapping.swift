@@ -1,5 +1,4 @@
 import LedgerCore
-import LedgerPostgres
 
 /// How the request that carried an event was received: goes to the event's
 /// metadata column beside what the core puts there (the signing key id).

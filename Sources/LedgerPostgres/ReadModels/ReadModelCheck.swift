@@ -1,5 +1,4 @@
 import LedgerCore
-import LedgerPostgres
 
 /// Replays every order and enrollment from its own stream and compares the result
 /// with the stored read models: the second half of `ledger verify`. It reads the read

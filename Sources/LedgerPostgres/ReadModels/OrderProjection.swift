@@ -1,5 +1,4 @@
 import LedgerCore
-import LedgerPostgres
 import Synchronization
 
 /// Keeps the read models in the same transaction as the events they reflect:

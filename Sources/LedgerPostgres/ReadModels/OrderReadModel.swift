@@ -1,6 +1,5 @@
 import Foundation
 import LedgerCore
-import LedgerPostgres
 
 /// The response documents of one order, rendered once when its state is saved
 /// (Migrations/014_order_documents.sql) so reads need not derive them again.

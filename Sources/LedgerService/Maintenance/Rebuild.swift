@@ -1,0 +1,75 @@
+import LedgerCore
+import LedgerPostgres
+
+/// `ledger rebuild`: recomputes ledger.orders and ledger.enrollments from the events,
+/// in one transaction, holding the append lock so no write interleaves.
+package struct Rebuild: Sendable {
+    package init() {}
+
+    /// Returns how many events were folded. An event that cannot be read back stops the
+    /// rebuild (its transaction rolls back, the read models stay as they were): a read
+    /// model rebuilt without an event would be wrong, and quietly so.
+    package func run(on connection: PostgresConnection) throws -> Int {
+        let projection = OrderProjection(cache: nil)
+        let store = EventStore()
+        return try connection.transaction { c -> Int in
+            try ReadModelReset().clearHoldingAppendLock(on: c)
+            var after: Int64 = 0
+            var total = 0
+            while true {
+                let events = try store.read(after: after, limit: 2000, on: c)
+                guard let last = events.last else { break }
+                after = last.position
+                total += events.count
+                var byOrder: [(MerchantOrderNo, [RecordedEvent])] = []
+                var enrollments = Set<String>()
+                for stored in events {
+                    let recorded = try Self.readable(stored)
+                    if let no = recorded.event.merchantOrderNo {
+                        if byOrder.last?.0 == no { byOrder[byOrder.count - 1].1.append(recorded) } else { byOrder.append((no, [recorded])) }
+                    } else if case .enrollment(let e) = recorded.event {
+                        enrollments.insert(e.enrollmentRef)
+                    }
+                }
+                // Consecutive runs of one order may repeat across the page; merge them per order.
+                var merged: [(MerchantOrderNo, [RecordedEvent])] = []
+                var index: [MerchantOrderNo: Int] = [:]
+                for (no, recorded) in byOrder {
+                    if let i = index[no] { merged[i].1 += recorded } else { index[no] = merged.count; merged.append((no, recorded)) }
+                }
+                try projection.apply(merged, on: c)
+                for ref in enrollments.sorted() {
+                    let stream = try store.read(stream: "enrollment-" + ref, on: c).filter { $0.position <= after }
+                    try projection.enrollments.save(EnrollmentState.replay(ref, stream.map(Self.readable)), on: c)
+                }
+            }
+            return total
+        }
+    }
+
+    static func readable(_ stored: StoredEvent) throws -> RecordedEvent {
+        do {
+            return try EventMapping.recorded(stored)
+        } catch {
+            throw MaintenanceError.unreadableEvent(position: stored.position, String(describing: error))
+        }
+    }
+}
+
+/// Why a maintenance command stopped; each says what was left as it was.
+package enum MaintenanceError: Error, CustomStringConvertible {
+    case unreadableEvent(position: Int64, String)
+    case chainBroken(position: Int64, String)
+    case readModelsDiffer(count: Int, first: String)
+
+    package var description: String {
+        switch self {
+        case .unreadableEvent(let position, let why):
+            return "the event at position \(position) cannot be read back (\(why)); nothing was rebuilt"
+        case .chainBroken(let position, let reason):
+            return "hash chain broken at position \(position): \(reason)"
+        case .readModelsDiffer(let count, let first):
+            return "read models differ from the events: \(count) difference(s); first: \(first)"
+        }
+    }
+}

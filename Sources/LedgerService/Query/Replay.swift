@@ -1,0 +1,26 @@
+import LedgerCore
+import LedgerPostgres
+
+/// `ledger replay`: an order's events, oldest first, each with the state after it.
+package struct Replay: Sendable {
+    package init() {}
+
+    package struct Step: Sendable {
+        package var event: StoredEvent
+        package var verifiedBy: String
+        package var payload: JSONValue
+        package var stateAfter: OrderState
+    }
+
+    /// The steps up to `asOf` (by recorded time; nil: all); empty for an unknown order.
+    package func run(_ no: MerchantOrderNo, asOf: Timestamp?, on connection: PostgresConnection) throws -> [Step] {
+        let stored = try EventStore().read(stream: no.stream, on: connection).filter { asOf == nil || $0.recordedAt <= asOf! }
+        var state = OrderState(merchantOrderNo: no)
+        return try stored.map { event in
+            OrderState.reduce(into: &state, try EventMapping.recorded(event))
+            let metadata = try JSONValue.parse(stored: event.metadataJSON)
+            return Step(event: event, verifiedBy: metadata["verifiedBy"]?.stringValue ?? "unknown",
+                        payload: try JSONValue.parse(stored: event.payloadJSON), stateAfter: state)
+        }
+    }
+}
