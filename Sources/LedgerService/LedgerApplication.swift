@@ -24,7 +24,7 @@ public final class LedgerApplication: Sendable {
     let poller: PollerLoop?
 
     public init(configuration: LedgerConfiguration, http: HTTPServerConfiguration, logger: Logger,
-                migrator: Migrator? = nil, poolSize: Int = 16) {
+                migrator: Migrator? = nil, openAPIDocument: OpenAPIDocument, poolSize: Int = 16) {
         self.configuration = configuration
         self.logger = logger
         var database = configuration.database
@@ -59,12 +59,13 @@ public final class LedgerApplication: Sendable {
         let registry = MetricsRegistry()
         let metrics = ServiceMetrics(registry: registry, committer: committer, pool: pool, readPool: readPool)
         let documents = DocumentBatcher(pool: readPool)
-        let router = Routes.router
+        let router = Route.router
         let authenticator = Authenticator(pool: pool)
         self.tokenChanges = TokenChangeListener(connectionString: database.connectionString,
                                                 authenticator: authenticator, logger: logger)
         let handler = APIHandler(
             router: router,
+            openAPIDocument: openAPIDocument,
             authenticator: authenticator,
             ingestion: Ingestion(configuration: configuration, pool: pool, committer: committer,
                                  quarantine: Quarantine(pool: pool, rejected: metrics.rejectedDeliveries, logger: logger,

@@ -42,7 +42,14 @@ struct ServeCommand {
         let logger = Logger(minimumLevel: .info, writer: logWriter)
         // /readyz reports whether every migration is applied: without them it could not tell.
         let migrator = try cli.migrator()
-        let app = LedgerApplication(configuration: configuration, http: http, logger: logger, migrator: migrator)
+        let openAPI: OpenAPIDocument
+        do {
+            openAPI = try OpenAPIDocument.load(environment: cli.environment, executablePath: cli.executablePath)
+        } catch {
+            throw CLIError.failed(error.description, exitCode: 2)
+        }
+        let app = LedgerApplication(configuration: configuration, http: http, logger: logger, migrator: migrator,
+                                    openAPIDocument: openAPI)
         try app.start()
         FileHandle.standardOutput.write(Data("ledger listening on http://\(configuration.listenHost):\(app.port ?? configuration.listenPort)\n".utf8))
 
