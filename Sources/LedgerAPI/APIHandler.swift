@@ -11,6 +11,8 @@ import LedgerService
 /// `ServiceError`.
 struct APIHandler: Sendable {
     let router: Router
+    /// The bytes of API/openapi.json, read once at start and served as they are.
+    let openAPIDocument: OpenAPIDocument
     let authenticator: Authenticator
     let ingestion: Ingestion
     let queries: OrderQueries
@@ -25,17 +27,14 @@ struct APIHandler: Sendable {
     /// True for requests of quick read routes, and for requests no route matches (answered at
     /// once): the server runs these on its polling thread.
     func runsInline(_ request: HTTPRequest) -> Bool {
-        switch router.match(method: request.method, path: request.path) {
-        case .found(let name, _):
-            if Self.readsBatched(name, request) { return false }   // deferred: see startDeferred
-            return Routes.inlineNames.contains(name)
-        case .notFound, .methodNotAllowed: return true
-        }
+        guard let (route, _) = Route.match(method: request.method, path: request.path, in: router) else { return true }
+        if Self.readsBatched(route, request) { return false }   // deferred: see startDeferred
+        return route.inline
     }
 
     /// GET /v1/orders/{no} without asOf: its document comes from the DocumentBatcher.
-    private static func readsBatched(_ name: String, _ request: HTTPRequest) -> Bool {
-        name == "get_order" && request.query["asOf"] == nil
+    private static func readsBatched(_ route: Route, _ request: HTTPRequest) -> Bool {
+        route == .getOrder && request.query["asOf"] == nil
     }
 
     /// Signed web3 webhooks that verify wait for their commit without a thread: the
@@ -43,22 +42,22 @@ struct APIHandler: Sendable {
     /// connection. Everything else, including a delivery that fails verification (it is
     /// quarantined, which blocks), goes to `handle` on a worker.
     func startDeferred(_ request: HTTPRequest, _ responder: Responder) -> DeferredStart {
-        guard case .found(let name, let parameters) = router.match(method: request.method, path: request.path) else {
+        guard let (route, parameters) = Route.match(method: request.method, path: request.path, in: router) else {
             return .declined
         }
-        if Self.readsBatched(name, request) {
+        if Self.readsBatched(route, request) {
             startBatchedRead(request, parameters, responder)
             return .pending
         }
         // Large bodies are verified on a worker: HMAC and parsing a big body would hold up
         // the other connections of this polling thread.
-        guard name == "webhook_web3", request.body.count <= Self.deferredBodyLimit else { return .declined }
+        guard route == .webhookWeb3, request.body.count <= Self.deferredBodyLimit else { return .declined }
         let submitted = ingestion.submitWeb3Webhook(request.delivery, now: clock()) { [self] result in
             switch result {
             case .success(let written):
                 responder.respond(Self.ack(written))
             case .failure(let error):
-                responder.respond(problem(error, name, request))
+                responder.respond(problem(error, route, request))
             }
         }
         guard submitted else { return .declined }
@@ -77,9 +76,9 @@ struct APIHandler: Sendable {
     /// GET /v1/orders/{no}: authorizes here (the token cache makes that quick), then
     /// queues the read; the batch's answer resumes the connection.
     private func startBatchedRead(_ request: HTTPRequest, _ parameters: [String: String], _ responder: Responder) {
-        let name = "get_order"
+        let route = Route.getOrder
         do {
-            let principal = try authorize(name, request, now: clock())
+            let principal = try authorize(route, request, now: clock())
             let no = try MerchantOrderNo(parameters["no"] ?? "")
             try checkScope(principal, no)
             let masked = principal?.role != .auditor
@@ -92,32 +91,31 @@ struct APIHandler: Sendable {
                 case .success(.stale):   // the batcher derives stale documents itself
                     responder.respond(ServiceError.internalError("a stale document reached the reader").response)
                 case .failure(let error):
-                    responder.respond(problem(error, name, request))
+                    responder.respond(problem(error, route, request))
                 }
             }
         } catch {
-            responder.respond(problem(error, name, request))
+            responder.respond(problem(error, route, request))
         }
     }
 
     /// The problem response for `error`; server-side failures are logged.
-    private func problem(_ error: Error, _ name: String, _ request: HTTPRequest) -> HTTPResponse {
+    private func problem(_ error: Error, _ route: Route, _ request: HTTPRequest) -> HTTPResponse {
         let problem = ServiceError.from(error)
         if problem.status >= 500 {
-            logger.error("request failed", [("requestId", .string(request.requestID)), ("route", .string(name)),
+            logger.error("request failed", [("requestId", .string(request.requestID)), ("route", .string(route.rawValue)),
                                             ("error", .string(String(describing: error)))])
         }
         return problem.response
     }
 
-    /// The caller's principal if the route takes one (nil for routes without roles);
+    /// The caller's principal if the route takes a token (nil for routes without roles);
     /// 401 without a valid token, 403 for a role the route does not admit.
-    private func authorize(_ name: String, _ request: HTTPRequest, now: Timestamp) throws -> Principal? {
-        guard let spec = Routes.byName[name] else { throw ServiceError.notFound("no such route") }
-        guard let roles = spec.roles else { return nil }
+    private func authorize(_ route: Route, _ request: HTTPRequest, now: Timestamp) throws -> Principal? {
+        guard route.needsToken else { return nil }
         let p = try authenticator.principal(authorization: request.header("authorization"), now: now)
-        guard roles.contains(p.role) else {
-            throw ServiceError.forbidden("a \(p.role.rawValue) token may not call \(spec.method) \(spec.path)")
+        guard route.roles.contains(p.role) else {
+            throw ServiceError.forbidden("a \(p.role.rawValue) token may not call \(route.method) \(route.path)")
         }
         return p
     }
@@ -130,21 +128,21 @@ struct APIHandler: Sendable {
     }
 
     func handle(_ request: HTTPRequest) -> HTTPResponse {
-        switch router.resolve(request) {
-        case .failure(let failure):
-            return failure.response
-        case .success(let (name, parameters)):
+        switch Route.resolve(request, in: router) {
+        case .refused(let response):
+            return response
+        case .route(let route, let parameters):
             do {
-                return try dispatch(name, parameters, request)
+                return try dispatch(route, parameters, request)
             } catch {
-                return problem(error, name, request)
+                return problem(error, route, request)
             }
         }
     }
 
-    private func dispatch(_ name: String, _ parameters: [String: String], _ request: HTTPRequest) throws -> HTTPResponse {
+    private func dispatch(_ route: Route, _ parameters: [String: String], _ request: HTTPRequest) throws -> HTTPResponse {
         let now = clock()
-        let principal = try authorize(name, request, now: now)
+        let principal = try authorize(route, request, now: now)
         func orderNo() throws -> MerchantOrderNo {
             let no = try MerchantOrderNo(parameters["no"] ?? "")
             try checkScope(principal, no)
@@ -164,15 +162,15 @@ struct APIHandler: Sendable {
         // Emails are masked for everyone but auditors.
         let masked = principal?.role != .auditor
 
-        switch name {
-        case "webhook_web3":
+        switch route {
+        case .webhookWeb3:
             return Self.ack(try ingestion.web3Webhook(request.delivery, now: now))
-        case "webhook_banxa":
+        case .webhookBanxa:
             return Self.ack(try ingestion.banxaWebhook(request.delivery, now: now))
-        case "register_order":
+        case .registerOrder:
             let (created, order) = try ingestion.register(request.delivery, principal: principal!, now: now)
             return json(created ? 201 : 200, Self.flagged(order, duplicate: !created), masked: masked)
-        case "get_order":
+        case .getOrder:
             let no = try orderNo()
             if let asOf = request.query["asOf"] {
                 guard let t = Timestamp.parse(asOf, lenient: true) else {
@@ -181,39 +179,37 @@ struct APIHandler: Sendable {
                 return json(200, try queries.order(no, asOf: t), masked: masked)
             }
             return .json(200, try queries.orderDocument(no, masked: masked))
-        case "order_events":
+        case .orderEvents:
             return json(200, try queries.timeline(try orderNo(), includeRaw: !masked), masked: masked)
-        case "list_orders":
+        case .listOrders:
             return .json(200, try queries.list(try OrderFilterParser.parse(request), masked: masked))
-        case "observe_order":
+        case .observeOrder:
             return write(try ingestion.observe(try orderNo(), request.delivery, principal: principal!, now: now), order: try orderNo(), masked: masked)
-        case "order_client_event":
+        case .orderClientEvent:
             return write(try ingestion.clientEvent(try orderNo(), request.delivery, principal: principal!, now: now), order: nil, masked: masked)
-        case "enrollment_client_event":
+        case .enrollmentClientEvent:
             return write(try ingestion.enrollmentEvent(try enrollmentRef(), request.delivery, principal: principal!, now: now), order: nil, masked: masked)
-        case "mint_client_token":
+        case .mintClientToken:
             return json(201, try operations.mintClientToken(.order(try orderNo().value), body: request.body, now: now), masked: false)
-        case "mint_enrollment_client_token":
+        case .mintEnrollmentClientToken:
             return json(201, try operations.mintClientToken(.enrollment(try enrollmentRef()), body: request.body, now: now), masked: false)
-        case "correct_order":
+        case .correctOrder:
             let no = try orderNo()
             return write(try ingestion.correct(no, request.delivery, principal: principal!, now: now), order: no, masked: masked)
-        case "ledger_head":
+        case .ledgerHead:
             return json(200, try queries.head(), masked: false)
-        case "export_orders":
+        case .exportOrders:
             return try exports.response(.orders, query: request.query)
-        case "export_events":
+        case .exportEvents:
             return try exports.response(.events, query: request.query)
-        case "healthz":
+        case .healthz:
             return .json(200, Array(#"{"status":"ok"}"#.utf8))
-        case "readyz":
+        case .readyz:
             return Self.readiness(operations.readiness())
-        case "metrics":
+        case .metrics:
             return .text(200, metrics.render(), contentType: MetricsRegistry.contentType)
-        case "openapi":
-            return .json(200, Array(OpenAPIDocument.json.utf8))
-        default:
-            throw ServiceError.notFound("no such route")
+        case .openapi:
+            return .json(200, openAPIDocument.bytes)
         }
     }
 

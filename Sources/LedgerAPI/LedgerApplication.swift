@@ -16,7 +16,8 @@ public final class LedgerApplication: Sendable {
     /// What `/metrics` renders (its collectors run on every scrape).
     var metricsRegistry: MetricsRegistry { runtime.metricsRegistry }
 
-    public init(configuration: LedgerConfiguration, logger: Logger, migrator: Migrator? = nil, poolSize: Int = 16) {
+    public init(configuration: LedgerConfiguration, logger: Logger, migrator: Migrator? = nil,
+                openAPIDocument: OpenAPIDocument, poolSize: Int = 16) {
         let http = configuration.http
         self.configuration = configuration
         self.logger = logger
@@ -27,9 +28,10 @@ public final class LedgerApplication: Sendable {
         let runtime = ServiceRuntime(configuration: configuration.service, logger: logger, migrator: migrator, poolSize: poolSize,
                                      readConnections: max(1, http.pollingThreads),
                                      readSeconds: Self.readBudgetSeconds(requestTimeout: http.requestTimeoutSeconds))
-        let router = Routes.router
+        let router = Route.router
         let handler = APIHandler(
             router: router,
+            openAPIDocument: openAPIDocument,
             authenticator: runtime.authenticator,
             ingestion: runtime.ingestion,
             queries: runtime.queries,

@@ -1,52 +1,140 @@
 import LedgerHTTP
 import LedgerService
 
-/// Every route of http-api.md: method, path, a low-cardinality name (used as
-/// the metrics label) and the roles that may call it. `nil` roles: public
-/// (operations endpoints) or authenticated by a provider signature (webhooks).
-/// `inline` routes are quick, bounded reads that run on the HTTP polling
-/// thread itself (see README, *Reads run inline*); the rest run on workers.
-struct RouteSpec: Sendable {
-    let method: String
-    let path: String
-    let name: String
-    let roles: Set<Role>?
-    var inline = false
-}
+/// Every route of http-api.md. The raw value is the route's low-cardinality name,
+/// used as the metrics label (so it must not change); method, path, roles and
+/// where the route runs are written here once, and `APIHandler` dispatches on the
+/// case with an exhaustive switch, so a route cannot be added without a handler.
+/// API/openapi.json documents each case (`OpenAPIDocumentTests` holds them equal).
+enum Route: String, CaseIterable, Sendable {
+    case webhookWeb3 = "webhook_web3"
+    case webhookBanxa = "webhook_banxa"
+    case registerOrder = "register_order"
+    case listOrders = "list_orders"
+    case getOrder = "get_order"
+    case orderEvents = "order_events"
+    case observeOrder = "observe_order"
+    case orderClientEvent = "order_client_event"
+    case enrollmentClientEvent = "enrollment_client_event"
+    case mintClientToken = "mint_client_token"
+    /// Beyond http-api.md (docs/decisions.md): a client token for one enrollment.
+    case mintEnrollmentClientToken = "mint_enrollment_client_token"
+    case correctOrder = "correct_order"
+    case ledgerHead = "ledger_head"
+    case exportOrders = "export_orders"
+    case exportEvents = "export_events"
+    case healthz
+    case readyz
+    case metrics
+    case openapi
 
-enum Routes {
-    static let readers: Set<Role> = [.support, .auditor]
-    static let all: [RouteSpec] = [
-        RouteSpec(method: "POST", path: "/v1/webhooks/web3", name: "webhook_web3", roles: nil),
-        RouteSpec(method: "POST", path: "/v1/webhooks/banxa", name: "webhook_banxa", roles: nil),
-        RouteSpec(method: "POST", path: "/v1/orders", name: "register_order", roles: [.ingest]),
-        RouteSpec(method: "GET", path: "/v1/orders", name: "list_orders", roles: readers, inline: true),
-        RouteSpec(method: "GET", path: "/v1/orders/{no}", name: "get_order", roles: [.support, .auditor, .ingest], inline: true),
-        RouteSpec(method: "GET", path: "/v1/orders/{no}/events", name: "order_events", roles: readers, inline: true),
-        RouteSpec(method: "POST", path: "/v1/orders/{no}/observations", name: "observe_order", roles: [.ingest]),
-        RouteSpec(method: "POST", path: "/v1/orders/{no}/client-events", name: "order_client_event", roles: [.ingest, .client]),
-        RouteSpec(method: "POST", path: "/v1/enrollments/{ref}/client-events", name: "enrollment_client_event", roles: [.ingest, .client]),
-        RouteSpec(method: "POST", path: "/v1/orders/{no}/client-tokens", name: "mint_client_token", roles: [.ingest]),
-        // Beyond http-api.md (docs/decisions.md): a client token for one enrollment.
-        RouteSpec(method: "POST", path: "/v1/enrollments/{ref}/client-tokens", name: "mint_enrollment_client_token", roles: [.ingest]),
-        RouteSpec(method: "POST", path: "/v1/orders/{no}/corrections", name: "correct_order", roles: [.auditor]),
-        RouteSpec(method: "GET", path: "/v1/ledger/head", name: "ledger_head", roles: [.auditor], inline: true),
-        RouteSpec(method: "GET", path: "/v1/exports/orders", name: "export_orders", roles: [.accountant, .auditor]),
-        RouteSpec(method: "GET", path: "/v1/exports/events", name: "export_events", roles: [.accountant, .auditor]),
-        RouteSpec(method: "GET", path: "/healthz", name: "healthz", roles: nil, inline: true),
-        RouteSpec(method: "GET", path: "/readyz", name: "readyz", roles: nil),
-        RouteSpec(method: "GET", path: "/metrics", name: "metrics", roles: nil, inline: true),
-        RouteSpec(method: "GET", path: "/openapi.json", name: "openapi", roles: nil, inline: true),
-    ]
+    var method: String {
+        switch self {
+        case .webhookWeb3, .webhookBanxa, .registerOrder, .observeOrder, .orderClientEvent, .enrollmentClientEvent,
+             .mintClientToken, .mintEnrollmentClientToken, .correctOrder:
+            "POST"
+        case .listOrders, .getOrder, .orderEvents, .ledgerHead, .exportOrders, .exportEvents,
+             .healthz, .readyz, .metrics, .openapi:
+            "GET"
+        }
+    }
 
-    static let byName: [String: RouteSpec] = Dictionary(uniqueKeysWithValues: all.map { ($0.name, $0) })
+    var path: String {
+        switch self {
+        case .webhookWeb3: "/v1/webhooks/web3"
+        case .webhookBanxa: "/v1/webhooks/banxa"
+        case .registerOrder, .listOrders: "/v1/orders"
+        case .getOrder: "/v1/orders/{no}"
+        case .orderEvents: "/v1/orders/{no}/events"
+        case .observeOrder: "/v1/orders/{no}/observations"
+        case .orderClientEvent: "/v1/orders/{no}/client-events"
+        case .enrollmentClientEvent: "/v1/enrollments/{ref}/client-events"
+        case .mintClientToken: "/v1/orders/{no}/client-tokens"
+        case .mintEnrollmentClientToken: "/v1/enrollments/{ref}/client-tokens"
+        case .correctOrder: "/v1/orders/{no}/corrections"
+        case .ledgerHead: "/v1/ledger/head"
+        case .exportOrders: "/v1/exports/orders"
+        case .exportEvents: "/v1/exports/events"
+        case .healthz: "/healthz"
+        case .readyz: "/readyz"
+        case .metrics: "/metrics"
+        case .openapi: "/openapi.json"
+        }
+    }
 
-    /// Route names that run on the polling thread.
-    static let inlineNames: Set<String> = Set(all.filter(\.inline).map(\.name))
+    /// The roles whose bearer token may call the route (http-api.md, *Who may call what*).
+    /// Empty: the route takes no bearer token, being public (the operations endpoints)
+    /// or authenticated by a provider signature (the webhooks).
+    var roles: Set<Role> {
+        switch self {
+        case .webhookWeb3, .webhookBanxa, .healthz, .readyz, .metrics, .openapi: []
+        case .registerOrder, .observeOrder, .mintClientToken, .mintEnrollmentClientToken: [.ingest]
+        case .listOrders, .orderEvents: [.support, .auditor]
+        case .getOrder: [.support, .auditor, .ingest]
+        case .orderClientEvent, .enrollmentClientEvent: [.ingest, .client]
+        case .correctOrder, .ledgerHead: [.auditor]
+        case .exportOrders, .exportEvents: [.accountant, .auditor]
+        }
+    }
 
+    /// Whether the route needs a bearer token at all.
+    var needsToken: Bool { !roles.isEmpty }
+
+    /// Quick, bounded reads that run on the HTTP polling thread itself (docs/http.md,
+    /// *How requests run*); the rest run on workers.
+    var inline: Bool {
+        switch self {
+        case .listOrders, .getOrder, .orderEvents, .ledgerHead, .healthz, .metrics, .openapi: true
+        case .webhookWeb3, .webhookBanxa, .registerOrder, .observeOrder, .orderClientEvent, .enrollmentClientEvent,
+             .mintClientToken, .mintEnrollmentClientToken, .correctOrder, .exportOrders, .exportEvents, .readyz:
+            false
+        }
+    }
+
+    /// Whether answering reads or writes PostgreSQL (a token lookup counts), so that an
+    /// unreachable database makes it 503 with Retry-After.
+    var usesDatabase: Bool {
+        switch self {
+        case .healthz, .metrics, .openapi: false
+        case .webhookWeb3, .webhookBanxa, .registerOrder, .listOrders, .getOrder, .orderEvents, .observeOrder,
+             .orderClientEvent, .enrollmentClientEvent, .mintClientToken, .mintEnrollmentClientToken, .correctOrder,
+             .ledgerHead, .exportOrders, .exportEvents, .readyz:
+            true
+        }
+    }
+
+    /// The table the HTTP layer matches requests against; it names each route by its raw value.
     static var router: Router {
         var router = Router()
-        for r in all { router.add(r.method, r.path, name: r.name) }
+        for route in allCases { router.add(route.method, route.path, name: route.rawValue) }
         return router
+    }
+}
+
+extension Route {
+    /// What a request resolves to: a route with its path parameters, or the 404/405 problem to answer.
+    enum Resolution {
+        case route(Route, parameters: [String: String])
+        case refused(HTTPResponse)
+    }
+
+    static func resolve(_ request: HTTPRequest, in router: Router) -> Resolution {
+        switch router.resolve(request) {
+        case .failure(let failure):
+            return .refused(failure.response)
+        case .success(let match):
+            // The table holds only `Route.router`'s names, so every match is a case.
+            guard let route = Route(rawValue: match.name) else {
+                return .refused(.problem(status: 404, title: "Not Found", detail: "No route matches this path."))
+            }
+            return .route(route, parameters: match.parameters)
+        }
+    }
+
+    /// The route a method and path match, with its path parameters; nil when none does.
+    static func match(method: String, path: String, in router: Router) -> (route: Route, parameters: [String: String])? {
+        guard case .found(let name, let parameters) = router.match(method: method, path: path),
+              let route = Route(rawValue: name) else { return nil }
+        return (route, parameters)
     }
 }

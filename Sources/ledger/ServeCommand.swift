@@ -18,6 +18,7 @@ struct ServeCommand {
                   Serves the HTTP API on LEDGER_LISTEN (default 127.0.0.1:8080) until SIGTERM/SIGINT.
                   Configuration: DATABASE_URL, LEDGER_WEB3_API_KEYS, LEDGER_BANXA_API_KEY, LEDGER_BANXA_API_SECRETS,
                   LEDGER_SIGNATURE_TOLERANCE, LEDGER_MAX_BODY, LEDGER_HTTP_* (see README.md).
+                  Needs Migrations/ (LEDGER_MIGRATIONS) and API/openapi.json (LEDGER_OPENAPI).
                 """)
             return 0
         }
@@ -34,7 +35,13 @@ struct ServeCommand {
         let logger = Logger(minimumLevel: .info, writer: logWriter)
         // /readyz reports whether every migration is applied: without them it could not tell.
         let migrator = try cli.migrator(configuration)
-        let app = LedgerApplication(configuration: configuration, logger: logger, migrator: migrator)
+        let openAPI: OpenAPIDocument
+        do {
+            openAPI = try OpenAPIDocument.load(explicit: configuration.openAPIPath, executablePath: cli.executablePath)
+        } catch {
+            throw CLIError.failed(error.description, exitCode: 2)
+        }
+        let app = LedgerApplication(configuration: configuration, logger: logger, migrator: migrator, openAPIDocument: openAPI)
         try app.start()
         FileHandle.standardOutput.write(Data("ledger listening on http://\(configuration.http.host):\(app.port ?? configuration.http.port)\n".utf8))
 

@@ -64,10 +64,19 @@ final class LedgerFixture: @unchecked Sendable {
         support = try issuer.create(role: .support, name: "support-desk", expiresAt: nil, on: c)
         auditor = try issuer.create(role: .auditor, name: "auditor-ann", expiresAt: nil, on: c)
         accountant = try issuer.create(role: .accountant, name: "accounts", expiresAt: nil, on: c)
-        app = LedgerApplication(configuration: configuration, logger: logger, migrator: migrator, poolSize: poolSize)
+        app = LedgerApplication(configuration: configuration, logger: logger, migrator: migrator,
+                                openAPIDocument: try Self.openAPIDocument(), poolSize: poolSize)
         port = try app.start()
         client = HTTPClient(port: port)
     }
+
+    /// API/openapi.json of this checkout, as `ledger serve` loads it.
+    static func openAPIDocument() throws -> OpenAPIDocument {
+        try OpenAPIDocument.load(path: openAPIPath)
+    }
+
+    static let openAPIPath = URL(fileURLWithPath: TestDatabase.migrationsDirectory)
+        .deletingLastPathComponent().appendingPathComponent(OpenAPIDocument.relativePath).path
 
     static func environment(databaseURL: String) -> [String: String] {
         ["DATABASE_URL": databaseURL,

@@ -154,12 +154,12 @@ final class ReadPathTests {
 
     @Test("only quick reads run on the polling threads: every write and readyz go to the workers")
     func inlineRoutes() {
-        for route in Routes.all {
-            if route.method != "GET" || route.name == "readyz" || route.name.hasPrefix("export_") {
-                #expect(!route.inline, "\(route.name) must run on a worker")
+        for route in Route.allCases {
+            if route.method != "GET" || route == .readyz || route.rawValue.hasPrefix("export_") {
+                #expect(!route.inline, "\(route.rawValue) must run on a worker")
             }
         }
-        #expect(Routes.inlineNames.contains("get_order"))   // with asOf; without, reads are batched (DocumentBatcher)
+        #expect(Route.getOrder.inline)   // with asOf; without, reads are batched (DocumentBatcher)
     }
 
     @Test("the masking shortcut: only JSON holding @ or %40 is masked at all")

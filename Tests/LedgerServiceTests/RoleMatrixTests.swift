@@ -4,7 +4,7 @@ import LedgerCore
 @testable import LedgerService
 import Testing
 
-extension RouteSpec: CustomTestStringConvertible {
+extension Route: CustomTestStringConvertible {
     public var testDescription: String { "\(method) \(path)" }
 }
 
@@ -13,7 +13,7 @@ extension RouteSpec: CustomTestStringConvertible {
 final class RoleMatrixTests {
     let ledger: LedgerFixture
     static let order = "RM-1"
-    static let protectedRoutes = Routes.all.filter { $0.roles != nil }
+    static let protectedRoutes = Route.allCases.filter(\.needsToken)
 
     init() throws {
         ledger = try .start("roles")
@@ -22,7 +22,7 @@ final class RoleMatrixTests {
     }
     deinit { ledger.stop() }
 
-    private func call(_ route: RouteSpec, authorization: String?) throws -> Reply {
+    private func call(_ route: Route, authorization: String?) throws -> Reply {
         let target = route.path.replacingOccurrences(of: "{no}", with: Self.order).replacingOccurrences(of: "{ref}", with: Self.order)
         let headers = authorization.map { [("Authorization", $0)] } ?? []
         if route.method == "POST" {
@@ -32,13 +32,13 @@ final class RoleMatrixTests {
     }
 
     /// A client token scoped to what the route names: the order, or the enrollment.
-    static func scope(_ route: RouteSpec) -> (orderNo: String?, enrollmentRef: String?) {
+    static func scope(_ route: Route) -> (orderNo: String?, enrollmentRef: String?) {
         route.path.contains("{ref}") ? (nil, order) : (order, nil)
     }
 
     @Test("a missing, malformed, unknown, expired or revoked token is 401 with a problem", arguments: protectedRoutes)
-    func unauthenticated(_ route: RouteSpec) throws {
-        let allowed = try #require(route.roles?.sorted { $0.rawValue < $1.rawValue }.first)
+    func unauthenticated(_ route: Route) throws {
+        let allowed = try #require(route.roles.sorted { $0.rawValue < $1.rawValue }.first)
         let (orderNo, ref) = allowed == .client ? Self.scope(route) : (nil, nil)
         let expired = try ledger.token(allowed, orderNo: orderNo, enrollmentRef: ref,
                                        expiresAt: Timestamp(seconds: Timestamp.now().seconds - 60))
@@ -61,8 +61,8 @@ final class RoleMatrixTests {
 
     @Test("every role the table does not list is 403 with a problem; every role it lists gets past authorization",
           arguments: protectedRoutes)
-    func authorization(_ route: RouteSpec) throws {
-        let roles = try #require(route.roles)
+    func authorization(_ route: Route) throws {
+        let roles = route.roles
         for role in Role.allCases {
             let token = role == .auditor ? ledger.auditor : role == .support ? ledger.support : role == .ingest ? ledger.ingest
                 : role == .accountant ? ledger.accountant
@@ -85,7 +85,7 @@ final class RoleMatrixTests {
         }
     }
 
-    /// The table above reads the roles from `Routes.all`; this copy of http-api.md's
+    /// The table above reads the roles from `Route`; this copy of http-api.md's
     /// table, written out by hand, keeps the routes from drifting away from the spec.
     static let specTable: [String: Set<Role>] = [
         "POST /v1/webhooks/web3": [], "POST /v1/webhooks/banxa": [],
@@ -108,8 +108,8 @@ final class RoleMatrixTests {
     @Test("the routes and the roles that may call them are http-api.md's table (no token: webhooks and operations)")
     func routesAreTheSpecTable() {
         var served = [String: Set<Role>]()
-        for route in Routes.all { served["\(route.method) \(route.path)"] = route.roles ?? [] }
-        #expect(served.count == Routes.all.count, "a route is listed twice")
+        for route in Route.allCases { served["\(route.method) \(route.path)"] = route.roles }
+        #expect(served.count == Route.allCases.count, "a route is listed twice")
         for (route, roles) in Self.specTable.sorted(by: { $0.key < $1.key }) {
             #expect(served[route] == roles, "\(route): the spec gives \(roles.map(\.rawValue).sorted()), served \(served[route].map { $0.map(\.rawValue).sorted() } ?? ["nothing"])")
         }

@@ -15,6 +15,8 @@ public struct LedgerConfiguration: Sendable {
     public var shutdownTimeoutSeconds: Int = 25
     /// Where `Migrations/` is, when `LEDGER_MIGRATIONS` says (else it is looked for).
     public var migrationsDirectory: String?
+    /// Where `API/openapi.json` is, when `LEDGER_OPENAPI` says (else it is looked for).
+    public var openAPIPath: String?
 
     public init(service: ServiceConfiguration, http: HTTPServerConfiguration = Self.defaultHTTP) {
         self.service = service
@@ -92,6 +94,7 @@ public struct LedgerConfiguration: Sendable {
         // writer time to flush, so a stop with one slow request is not cut short.
         configuration.http.shutdownGraceSeconds = min(http.shutdownGraceSeconds, max(1, Double(configuration.shutdownTimeoutSeconds) - 5))
         configuration.migrationsDirectory = reader.text("LEDGER_MIGRATIONS")
+        configuration.openAPIPath = reader.text("LEDGER_OPENAPI")
         return configuration
     }
 }
