@@ -1,5 +1,6 @@
 import LedgerCore
 import LedgerHTTP
+import LedgerPostgres
 import LedgerService
 
 /// Reads and validates the query string of `GET /v1/orders`.

@@ -9,6 +9,12 @@ package struct Receipt: Sendable {
     /// The signature header values as received (never a secret), so an auditor
     /// can re-verify the raw body years later: providers.md.
     package var signedWith: JSONValue? = nil
+
+    package init(requestID: String, verifiedBy: String, signedWith: JSONValue? = nil) {
+        self.requestID = requestID
+        self.verifiedBy = verifiedBy
+        self.signedWith = signedWith
+    }
 }
 
 /// Converts between the core's canonical events and the store's records.

@@ -66,6 +66,8 @@ package final class OrderRow: Sendable {
 
 /// SQL for `ledger.orders`: load one state, save one state.
 package struct OrderReadModel: Sendable {
+    package init() {}
+
     /// What a read of one order's stored document found.
     package enum StoredDocument: Equatable {
         /// The response body, ready to send.

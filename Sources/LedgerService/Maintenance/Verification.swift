@@ -6,7 +6,7 @@ package struct Verification: Sendable {
     package init() {}
 
     package struct Report: Sendable {
-        package var events: Int
+        package var events: Int64
         package var head: Int64
         /// Each read-model difference, in words (order and field).
         package var differences: [String]
