@@ -78,11 +78,6 @@ public struct HTTPRequest: Sendable {
             return n
         }
     }
-
-    /// Every value a query parameter was given, in order.
-    public func queryValues(_ name: String) -> [String] {
-        queryItems.filter { $0.name == name }.map(\.value)
-    }
 }
 
 /// Request ids: accepted from clients only when harmless to log and echo.

@@ -27,13 +27,6 @@ public struct HTTPResponse: Sendable {
         return headers.first { HTTPRequest.fieldName($0.0) == wanted }?.1
     }
 
-    /// Replaces every field called `name` with one field of this value.
-    public mutating func setHeader(_ name: String, _ value: String) {
-        let wanted = HTTPRequest.fieldName(name)
-        headers.removeAll { HTTPRequest.fieldName($0.0) == wanted }
-        headers.append((name, value))
-    }
-
     /// The body bytes, or nil for a streamed body.
     public var bodyBytes: [UInt8]? {
         if case .bytes(let bytes) = body { return bytes }

@@ -1,42 +1,8 @@
 import CPostgres
 import Foundation
 
-/// COPY in both directions: rows streamed out chunk by chunk, and rows sent in.
+/// COPY FROM STDIN: rows sent in binary or text, in one round trip.
 extension PostgresConnection {
-    /// Streams `COPY (...) TO STDOUT` output chunk by chunk; memory stays flat.
-    public func copyOut(_ sql: String, _ chunk: ([UInt8]) throws -> Void) throws {
-        try sendPendingBegin()
-        if !inTransaction { try reconnectIfNeeded() }
-        guard let conn else { throw PostgresError.connectionLost("no connection") }
-        guard let start = PQexec(conn, sql) else { throw lostOrFailed(conn) }
-        let status = PQresultStatus(start)
-        if status != PGRES_COPY_OUT {
-            defer { PQclear(start) }
-            throw Self.error(from: start, conn: conn)
-        }
-        PQclear(start)
-        var failure: Error?
-        while true {
-            var buffer: UnsafeMutablePointer<CChar>?
-            let n = PQgetCopyData(conn, &buffer, 0)
-            if n > 0, let buffer {
-                if failure == nil {
-                    let bytes = UnsafeRawBufferPointer(start: buffer, count: Int(n))
-                    do { try chunk(Array(bytes)) } catch { failure = error }
-                }
-                PQfreemem(buffer)
-            } else {
-                break // -1: done; -2: error, reported by the final result
-            }
-        }
-        while let result = PQgetResult(conn) {
-            defer { PQclear(result) }
-            let s = PQresultStatus(result)
-            if s != PGRES_COMMAND_OK && failure == nil { failure = Self.error(from: result, conn: conn) }
-        }
-        if let failure { throw failure }
-    }
-
     /// Runs `COPY ... FROM STDIN` and sends `data` (already in the COPY format the
     /// statement names) as its input; returns the number of rows copied.
     @discardableResult
