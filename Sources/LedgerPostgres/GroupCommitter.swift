@@ -230,48 +230,61 @@ public final class GroupCommitter: @unchecked Sendable {
         answers.sync {}   // every answer delivered before this returns
     }
 
-    /// Carries out the policy's actions until it says stop. `last` is the result of
-    /// the attempt just made, which the answers that follow it deliver.
+    /// Carries out the policy's actions until it says stop.
     private func writerLoop() {
-        var action = nextAction()
-        var last: Result<[AppendOutcome], Error> = .success([])
         while true {
+            let action = nextAction()
+            if case .stop = action { return }
+            attemptAndAnswer(action)
+        }
+    }
+
+    /// Carries out `first` (a `.commit`) and what the policy says after each attempt (its
+    /// retry, or a split batch's first submission alone), up to the answer that ends them.
+    private func attemptAndAnswer(_ first: Policy.Action) {
+        var action = first
+        while true {
+            let batch: [Request], isRetry: Bool
             switch action {
-            case .commit(let batch), .retry(let batch):
-                let isRetry = if case .retry = action { true } else { false }
-                if isRetry { statisticsLock.withLock { statistics.retriedBatches += 1 } }
-                switch attempt(batch) {
-                case .committed(let outcomes, let timing):
-                    record(outcomes, timing)
-                    last = .success(outcomes)
-                    action = condition.withLock { policy.batchCommitted() }
-                case .failed(let error, let failure):
-                    // Counted for the batch's first attempt only: its retry probes everything.
-                    if !isRetry && error is ProbeHintMiss { statisticsLock.withLock { statistics.probeHintMisses += 1 } }
-                    last = .failure(error)
-                    action = condition.withLock { policy.batchFailed(failure) }
-                    // A failure not retried fails its batch: answered, or split to find the bad request.
-                    if case .retry = action {} else { statisticsLock.withLock { statistics.failedBatches += 1 } }
-                }
-            case .succeed(let batch):
-                guard case .success(let outcomes) = last else { preconditionFailure("a success to answer without one") }
+            case .commit(let attempted):
+                (batch, isRetry) = (attempted, false)
+            case .retry(let attempted):
+                (batch, isRetry) = (attempted, true)
+                statisticsLock.withLock { statistics.retriedBatches += 1 }
+            default:
+                preconditionFailure("the policy answered \(action) where an attempt was due")
+            }
+            switch attempt(batch) {
+            case .committed(let outcomes, let timing):
+                record(outcomes, timing)
+                action = condition.withLock { policy.batchCommitted() }
+                guard case .succeed(let answered) = action else { preconditionFailure("a commit answered \(action)") }
                 answers.async {
                     var offset = 0
-                    for request in batch {
+                    for request in answered {
                         let slice = Array(outcomes[offset..<(offset + request.prepared.count)])
                         offset += request.prepared.count
                         request.completion(.success(slice))
                     }
                 }
-                action = nextAction()
-            case .fail(let batch):
-                guard case .failure(let error) = last else { preconditionFailure("a failure to answer without one") }
-                answers.async { for request in batch { request.completion(.failure(error)) } }
-                action = nextAction()
-            case .wait:
-                action = nextAction()
-            case .stop:
                 return
+            case .failed(let error, let failure):
+                // Batches that missed, not attempts: a retry that misses again is not counted twice.
+                if !isRetry && error is ProbeHintMiss { statisticsLock.withLock { statistics.probeHintMisses += 1 } }
+                action = condition.withLock { policy.batchFailed(failure) }
+                switch action {
+                case .retry:
+                    continue
+                case .commit:   // split: its submissions are tried alone, this the first
+                    statisticsLock.withLock { statistics.failedBatches += 1 }
+                    continue
+                case .fail(let answered):
+                    statisticsLock.withLock { statistics.failedBatches += 1 }
+                    answers.async { for request in answered { request.completion(.failure(error)) } }
+                    return
+                default:
+                    preconditionFailure("a failure answered \(action)")
+                }
             }
         }
     }
