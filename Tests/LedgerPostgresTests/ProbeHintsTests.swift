@@ -189,7 +189,7 @@ struct SkippedRoundTripTests {
         let late = Mutex<[AppendOutcome]?>(nil)
         let done = DispatchSemaphore(value: 0)
         let released = try holder.transaction { h -> Int64 in
-            _ = try h.query("SELECT pg_advisory_xact_lock(7413001)")   // as `ledger rebuild` holds it
+            _ = try h.query("SELECT pg_advisory_xact_lock($1)", [.int(AppendLock.key)])   // as `ledger rebuild` holds it
             Thread.detachNewThread {
                 late.withLock { $0 = try? committer.append([sampleEvent(key: "late", stream: "order-LATE")]) }
                 done.signal()
