@@ -24,7 +24,7 @@ public final class LedgerApplication: Sendable {
         // Inline reads block a polling thread (one per polling thread, each runs one request
         // at a time): a read's borrow (connecting and every statement included) ends within
         // the request timeout, after the token lookup's share of it, and the server cancels a
-        // statement that runs as long (see docs/http.md, *Reads run inline*).
+        // statement that runs as long (see docs/http.md, *How requests run*).
         let runtime = ServiceRuntime(configuration: configuration.service, logger: logger, migrator: migrator, poolSize: poolSize,
                                      readConnections: max(1, http.pollingThreads),
                                      readSeconds: Self.readBudgetSeconds(requestTimeout: http.requestTimeoutSeconds))

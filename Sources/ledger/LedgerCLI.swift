@@ -34,7 +34,7 @@ public struct LedgerCLI {
           poll --once                             one pass of the web3 poller over the orders that are due
           quarantine prune --before TIME          delete old rejected deliveries and give their space back
 
-        Configuration comes from the environment (DATABASE_URL, LEDGER_*); see README.md.
+        Configuration comes from the environment (DATABASE_URL, LEDGER_*); docs/operations.md lists every variable.
         Every command takes --help.
         """
 

@@ -17,7 +17,7 @@ struct ServeCommand {
                 usage: ledger serve
                   Serves the HTTP API on LEDGER_LISTEN (default 127.0.0.1:8080) until SIGTERM/SIGINT.
                   Configuration: DATABASE_URL, LEDGER_WEB3_API_KEYS, LEDGER_BANXA_API_KEY, LEDGER_BANXA_API_SECRETS,
-                  LEDGER_SIGNATURE_TOLERANCE, LEDGER_MAX_BODY, LEDGER_HTTP_* (see README.md).
+                  LEDGER_SIGNATURE_TOLERANCE, LEDGER_MAX_BODY, LEDGER_HTTP_* (docs/operations.md lists every variable).
                   Needs Migrations/ (LEDGER_MIGRATIONS) and API/openapi.json (LEDGER_OPENAPI).
                 """)
             return 0

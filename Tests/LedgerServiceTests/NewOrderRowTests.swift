@@ -1,6 +1,6 @@
 import Foundation
 import LedgerCore
-import LedgerPostgres
+@testable import LedgerPostgres
 @testable import LedgerService
 import LedgerTestSupport
 import Testing

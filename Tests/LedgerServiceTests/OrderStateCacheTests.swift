@@ -1,7 +1,7 @@
 import Foundation
 import LedgerAPI
 import LedgerCore
-import LedgerPostgres
+@testable import LedgerPostgres
 @testable import LedgerService
 import LedgerTestSupport
 import Testing

@@ -12,7 +12,7 @@ import Glibc
 ///
 /// A source is an IPv4 address, or an IPv6 address's /64 (one host usually
 /// holds a whole /64). Behind a reverse proxy every delivery comes from the
-/// proxy, so all senders share one bucket: raise the rate there (README, configuration).
+/// proxy, so all senders share one bucket: raise the rate there (docs/operations.md, LEDGER_QUARANTINE_PER_SOURCE).
 ///
 /// Memory is bounded: at most `maxSources` sources are tracked. When that
 /// many are active, a new address is not kept until some bucket refills
