@@ -24,7 +24,7 @@ let package = Package(
 
         // Adapters: each hides its C library completely.
         // Every SQL statement of the product: the client, the event log, the read models, the stores.
-        .target(name: "LedgerPostgres", dependencies: ["CPostgres", "LedgerCore", "LedgerObservability"]),
+        .target(name: "LedgerPostgres", dependencies: ["CPostgres", "LedgerCore"]),
         // The HTTP server and nothing of the ledger's API.
         .target(name: "LedgerHTTP", dependencies: ["CMicroHTTPD", "LedgerCore", "LedgerObservability"]),
 
@@ -43,11 +43,11 @@ let package = Package(
                           linkerSettings: [.linkedLibrary("jemalloc")]),
 
         // Test support: fresh databases, scratch clusters, the HTTP test client, hostile input.
-        .target(name: "LedgerTestSupport", dependencies: ["LedgerCore", "LedgerPostgres"], path: "Tests/LedgerTestSupport"),
+        .target(name: "LedgerTestSupport", dependencies: ["LedgerPostgres"], path: "Tests/LedgerTestSupport"),
 
-        .testTarget(name: "LedgerCoreTests", dependencies: ["LedgerCore"]),
+        .testTarget(name: "LedgerCoreTests", dependencies: ["CCrypto", "LedgerCore"]),
         .testTarget(name: "LedgerPostgresTests", dependencies: ["LedgerCore", "LedgerPostgres", "LedgerTestSupport"]),
-        .testTarget(name: "LedgerHTTPTests", dependencies: ["LedgerCore", "LedgerObservability", "LedgerHTTP"]),
+        .testTarget(name: "LedgerHTTPTests", dependencies: ["LedgerObservability", "LedgerHTTP"]),
         .testTarget(name: "LedgerServiceTests",
                     dependencies: ["LedgerCore", "LedgerObservability", "LedgerPostgres", "LedgerHTTP", "LedgerService",
                                    "LedgerAPI", "ledger", "LedgerTestSupport"]),
