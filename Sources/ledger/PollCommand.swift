@@ -1,7 +1,5 @@
 import LedgerAPI
-import LedgerCore
 import LedgerObservability
-import LedgerPostgres
 import LedgerService
 
 /// `ledger poll --once` (operations.md): one pass of the poller over every order that is
@@ -30,18 +28,7 @@ struct PollCommand {
         guard configuration.web3APIBase != nil else {
             throw CLIError.failed("polling is off: set LEDGER_WEB3_API_BASE to the gateway's base URL", exitCode: 2)
         }
-        var database = configuration.database
-        database.poolSize = 2
-        let pool = ConnectionPool(configuration: database)
-        let committer = GroupCommitter(pool: pool, projector: OrderProjection(cache: nil))
-        defer {
-            committer.shutdown()
-            pool.close()
-        }
-        let logger = Logger(minimumLevel: .warning)
-        guard let poller = try Poller.configured(configuration, pool: pool, committer: committer, logger: logger) else { return 2 }
-        // Every order that is due (operations.md), however many: no pass limit here.
-        let (summary, _) = try poller.pass(since: nil, limit: .max)
+        guard let summary = try PollOnce().run(configuration, logger: Logger(minimumLevel: .warning)) else { return 2 }
         cli.output("polled \(summary.polled) order(s): \(summary.recorded) observation(s) recorded, \(summary.failed) failed")
         return summary.failed == 0 ? 0 : 1
     }
