@@ -37,7 +37,7 @@ let package = Package(
 
         .testTarget(name: "LedgerCoreTests", dependencies: ["LedgerCore"]),
         .testTarget(name: "LedgerPostgresTests", dependencies: ["LedgerPostgres", "LedgerTestSupport"]),
-        .testTarget(name: "LedgerHTTPTests", dependencies: ["LedgerHTTP"]),
+        .testTarget(name: "LedgerHTTPTests", dependencies: ["LedgerHTTP", "LedgerTestSupport"]),
         .testTarget(name: "LedgerServiceTests", dependencies: ["LedgerService", "LedgerTestSupport"]),
     ]
 )

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import LedgerTestSupport
 import Testing
 @testable import LedgerHTTP
 #if canImport(Glibc)
@@ -32,7 +33,7 @@ private func serve<T>(_ configure: (inout HTTPServerConfiguration) -> Void = { _
     return try body(port)
 }
 
-private func isProblem(_ response: RawResponse, _ status: Int) -> Bool {
+private func isProblem(_ response: Reply, _ status: Int) -> Bool {
     response.status == status && response.header("Content-Type") == "application/problem+json"
         && response.text.contains("\"status\":\(status)")
 }
@@ -46,7 +47,7 @@ struct ClientFacingTests {
         try serve { port in
             let body = [UInt8](repeating: UInt8(ascii: "x"), count: 6 << 20)
             for attempt in 1...5 {
-                let connection = try RawConnection(port: port, receiveTimeout: 10)
+                let connection = try TestConnection(port: port, timeout: 10)
                 // The whole request first, as Python's http.client does; a reset fails send().
                 try connection.send(Array("POST /hook HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body)
                 let response = try connection.readResponse()
@@ -59,7 +60,7 @@ struct ClientFacingTests {
     @Test("after an early answer a client that keeps sending is cut off once the linger budget is spent")
     func lingeringIsBounded() throws {
         try serve({ $0.lingerBytes = 1 << 20; $0.lingerSeconds = 2 }) { port in
-            let connection = try RawConnection(port: port, receiveTimeout: 5)
+            let connection = try TestConnection(port: port, timeout: 5)
             try connection.send("POST /hook HTTP/1.1\r\nHost: t\r\nContent-Length: \(64 << 20)\r\n\r\n")
             let chunk = [UInt8](repeating: 97, count: 64 * 1024)
             var sent = 0
@@ -77,9 +78,9 @@ struct ClientFacingTests {
     func malformedContentLengthIsRefused(_ value: String, _ status: Int) throws {
         let calls = Calls()
         try serve(handler: calls.handler) { port in
-            let connection = try RawConnection(port: port)
+            let connection = try TestConnection(port: port)
             try connection.send("POST /x HTTP/1.1\r\nHost: t\r\nContent-Length: \(value)\r\n\r\nhello")
-            let wire = String(decoding: connection.readAll(within: 3), as: UTF8.self)
+            let wire = String(decoding: connection.readUntilClosed(within: 3).bytes, as: UTF8.self)
             // Its own HTML page, with its header block twice (docs/known-gaps.md): the front answers these itself.
             #expect(wire.hasPrefix("HTTP/1.1 \(status) "), "\"\(value)\": \(wire)")
         }
@@ -90,7 +91,7 @@ struct ClientFacingTests {
           arguments: [15_900, 15_960, 16_050, 16_120])
     func headNearMemoryLimitGets431(_ size: Int) throws {
         try serve { port in
-            let connection = try RawConnection(port: port)
+            let connection = try TestConnection(port: port)
             try connection.send("GET /x HTTP/1.1\r\nHost: t\r\nX-Padding: \(String(repeating: "p", count: size))\r\n\r\n")
             let response = try connection.readResponse()
             #expect(isProblem(response, 431), "\(size): \(response.status) \(response.text)")
@@ -101,7 +102,7 @@ struct ClientFacingTests {
           arguments: [150, 215, 230])
     func manyFieldsGet431(_ count: Int) throws {
         try serve { port in
-            let connection = try RawConnection(port: port)
+            let connection = try TestConnection(port: port)
             let fields = (0..<count).map { "X-\($0): a\r\n" }.joined()
             try connection.send("GET /x HTTP/1.1\r\nHost: t\r\n\(fields)\r\n")
             let response = try connection.readResponse()
@@ -120,12 +121,12 @@ struct ClientFacingTests {
                 return start + String(repeating: "p", count: padding) + "\r\n\r\n"
             }
             #expect(head(bytes: 8192).utf8.count == 8192)
-            #expect(try exchange(port, head(bytes: 8192)).status == 200)
-            #expect(isProblem(try exchange(port, head(bytes: 8193)), 431))
+            #expect(try HTTPClient(port: port).exchange(head(bytes: 8192)).status == 200)
+            #expect(isProblem(try HTTPClient(port: port).exchange(head(bytes: 8193)), 431))
             // Host is one of the fields.
             let ninetyNine = (0..<99).map { "X-\($0): a\r\n" }.joined()
-            #expect(try exchange(port, "GET /x HTTP/1.1\r\nHost: t\r\n\(ninetyNine)\r\n").status == 200)
-            let over = try exchange(port, "GET /x HTTP/1.1\r\nHost: t\r\n\(ninetyNine)X-99: a\r\n\r\n")
+            #expect(try HTTPClient(port: port).exchange("GET /x HTTP/1.1\r\nHost: t\r\n\(ninetyNine)\r\n").status == 200)
+            let over = try HTTPClient(port: port).exchange("GET /x HTTP/1.1\r\nHost: t\r\n\(ninetyNine)X-99: a\r\n\r\n")
             #expect(isProblem(over, 431) && over.text.contains("101 header fields"), "\(over.text)")
         }
         #expect(calls.count.load(ordering: .relaxed) == 2)
@@ -135,7 +136,7 @@ struct ClientFacingTests {
           arguments: [9_000, 15_000, 20_000])
     func longTargetGets414(_ length: Int) throws {
         try serve { port in
-            let response = try exchange(port, "GET /\(String(repeating: "a", count: length)) HTTP/1.1\r\nHost: t\r\n\r\n")
+            let response = try HTTPClient(port: port).exchange("GET /\(String(repeating: "a", count: length)) HTTP/1.1\r\nHost: t\r\n\r\n")
             #expect(response.status == 414, "\(length): \(response.status)")
             if length < 15_500 { #expect(isProblem(response, 414), "\(length): \(response.text)") }
         }
@@ -151,7 +152,7 @@ struct ClientFacingTests {
     func nulInHeadIsRefused(_ request: String) throws {
         let calls = Calls()
         try serve(handler: calls.handler) { port in
-            let response = try exchange(port, request)
+            let response = try HTTPClient(port: port).exchange(request)
             #expect(isProblem(response, 400), "\(request.debugDescription): \(response.status) \(response.text)")
             #expect(response.text.contains("NUL"))
         }
@@ -168,7 +169,7 @@ struct ClientFacingTests {
                 "GET /x HTTP/1.1\nHost: t\nX-Bare-LF: yes\n\n",
                 "GET /x HTTP/1.1\r\nHost: t\r\nCookie: a=1; b=2; c=\"3\"\r\n\r\n",
             ] {
-                let response = try exchange(port, request)
+                let response = try HTTPClient(port: port).exchange(request)
                 #expect(response.status == 200, "\(request.debugDescription)")
             }
         }
@@ -177,7 +178,7 @@ struct ClientFacingTests {
     @Test("a chunk declared far larger than the limit gets 413 once the limit is passed, without waiting for its end")
     func hugeChunkGets413AtTheLimit() throws {
         try serve({ $0.maxBodyBytes = 64 * 1024 }) { port in
-            let connection = try RawConnection(port: port, receiveTimeout: 3)
+            let connection = try TestConnection(port: port, timeout: 3)
             try connection.send("POST /x HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n7fffffffffffffff\r\n")
             // A little past the limit, then silence: the answer must not wait for more.
             try connection.send([UInt8](repeating: 97, count: 64 * 1024 + 4096))
@@ -191,7 +192,7 @@ struct ClientFacingTests {
         let seen = Mutex<[(Int, String)]>([])
         try serve(observer: { exchange in seen.withLock { $0.append((exchange.status, exchange.request.path)) } }) { port in
             let fields = (0..<230).map { "X-\($0): a\r\n" }.joined()
-            let response = try exchange(port, "GET /fields?secret=1 HTTP/1.1\r\nHost: t\r\n\(fields)\r\n")
+            let response = try HTTPClient(port: port).exchange("GET /fields?secret=1 HTTP/1.1\r\nHost: t\r\n\(fields)\r\n")
             #expect(response.status == 431)
         }
         let observed = seen.withLock { $0 }
@@ -202,7 +203,7 @@ struct ClientFacingTests {
     func nulInFieldNameIsRefused() throws {
         let calls = Calls()
         try serve(handler: calls.handler) { port in
-            let response = try exchange(port, "GET /x HTTP/1.1\r\nHost: t\r\nX-Te\u{0}st: a\r\n\r\n")
+            let response = try HTTPClient(port: port).exchange("GET /x HTTP/1.1\r\nHost: t\r\nX-Te\u{0}st: a\r\n\r\n")
             #expect(response.status == 400)
         }
         #expect(calls.count.load(ordering: .relaxed) == 0)
@@ -213,7 +214,7 @@ struct ClientFacingTests {
     @Test("a request head sent one byte at a time is cut at the head deadline, though every byte restarts the idle timeout")
     func slowHeadIsCutAtTheDeadline() throws {
         try serve({ $0.headTimeoutSeconds = 2; $0.idleTimeoutSeconds = 30 }) { port in
-            let connection = try RawConnection(port: port, receiveTimeout: 0.2)
+            let connection = try TestConnection(port: port, timeout: 0.2)
             let started = Date()
             var closed = false
             for byte in Array("GET /x HTTP/1.1\r\nHost: t\r\nX-Slow: ".utf8) + [UInt8](repeating: 97, count: 100) {
@@ -231,7 +232,7 @@ struct ClientFacingTests {
     @Test("the head deadline also bounds the headers after a keep-alive request line, but not the idle wait before it")
     func keepAliveWaitIsNotHeadTime() throws {
         try serve({ $0.headTimeoutSeconds = 2; $0.idleTimeoutSeconds = 30 }) { port in
-            let connection = try RawConnection(port: port, receiveTimeout: 5)
+            let connection = try TestConnection(port: port, timeout: 5)
             try connection.send("GET /first HTTP/1.1\r\nHost: t\r\n\r\n")
             #expect(try connection.readResponse().status == 200)
             Thread.sleep(forTimeInterval: 3)   // idle longer than the head deadline: allowed
@@ -255,7 +256,7 @@ struct ClientFacingTests {
     func slowBodyGets408AtTheDeadline() throws {
         let calls = Calls()
         try serve({ $0.bodyTimeoutSeconds = 2; $0.idleTimeoutSeconds = 30 }, handler: calls.handler) { port in
-            let connection = try RawConnection(port: port, receiveTimeout: 5)
+            let connection = try TestConnection(port: port, timeout: 5)
             try connection.send("POST /x HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\n")
             let started = Date()
             let sender = Thread {
@@ -277,7 +278,7 @@ struct ClientFacingTests {
     func silentBodyIsCutAfterTheDeadline() throws {
         let calls = Calls()
         try serve({ $0.bodyTimeoutSeconds = 2; $0.idleTimeoutSeconds = 30 }, handler: calls.handler) { port in
-            let connection = try RawConnection(port: port, receiveTimeout: 5)
+            let connection = try TestConnection(port: port, timeout: 5)
             try connection.send("POST /x HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\nhalf")
             let started = Date()
             #expect(connection.closesWithin(6))

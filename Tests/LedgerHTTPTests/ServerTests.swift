@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import LedgerTestSupport
 import Testing
 @testable import LedgerHTTP
 
@@ -46,8 +47,8 @@ struct ServerTests {
     @Test("a GET goes through the worker pool and comes back with its query decoded")
     func getRoundtrip() throws {
         try withServer { _, port in
-            let response = try get(port, "/v1/orders/A%2FB?limit=5&q=a%20b&flag&limit=9",
-                                   headers: "X-Test: hello\r\nX-Request-Id: abc-123\r\n")
+            let response = try HTTPClient(port: port).get("/v1/orders/A%2FB?limit=5&q=a%20b&flag&limit=9",
+                                                          headers: [("X-Test", "hello"), ("X-Request-Id", "abc-123")])
             #expect(response.status == 200)
             #expect(response.header("X-Request-Id") == "abc-123")
             let text = response.text
@@ -64,7 +65,7 @@ struct ServerTests {
     @Test("a POST body arrives whole, and a keep-alive connection serves several requests")
     func postRoundtripKeepAlive() throws {
         try withServer { _, port in
-            let connection = try RawConnection(port: port)
+            let connection = try TestConnection(port: port)
             for index in 0..<3 {
                 let body = "{\"n\":\(index)}"
                 try connection.send("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
@@ -79,7 +80,7 @@ struct ServerTests {
     @Test("Expect: 100-continue gets 100 before the body, and 413 instead when the length is too large")
     func expectContinue() throws {
         try withServer { _, port in
-            let connection = try RawConnection(port: port)
+            let connection = try TestConnection(port: port)
             try connection.send("POST /echo HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n")
             let interim = try connection.readResponse()
             #expect(interim.status == 100)
@@ -88,7 +89,7 @@ struct ServerTests {
             #expect(response.status == 200)
             #expect(response.text.contains("body=hello"))
 
-            let refused = try RawConnection(port: port)
+            let refused = try TestConnection(port: port)
             try refused.send("POST /echo HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nContent-Length: \(4 << 20)\r\n\r\n")
             let tooLarge = try refused.readResponse()
             #expect(tooLarge.status == 413)
@@ -98,7 +99,7 @@ struct ServerTests {
     @Test("a chunked request body is reassembled")
     func chunkedBody() throws {
         try withServer { _, port in
-            let response = try exchange(port,
+            let response = try HTTPClient(port: port).exchange(
                 "POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
                 + "5\r\nhello\r\n7\r\n, world\r\n0\r\n\r\n")
             #expect(response.status == 200)
@@ -109,7 +110,7 @@ struct ServerTests {
     @Test("a 2 MiB body with Content-Length gets 413 problem+json before it is read")
     func bodyTooLargeByLength() throws {
         try withServer { _, port in
-            let connection = try RawConnection(port: port)
+            let connection = try TestConnection(port: port)
             try connection.send("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: \(2 << 20)\r\n\r\n")
             let response = try connection.readResponse()
             #expect(response.status == 413)
@@ -123,7 +124,7 @@ struct ServerTests {
     @Test("a 2 MiB body sent in full gets 413 problem+json")
     func bodyTooLargeSent() throws {
         try withServer { _, port in
-            let connection = try RawConnection(port: port)
+            let connection = try TestConnection(port: port)
             let body = [UInt8](repeating: UInt8(ascii: "x"), count: 2 << 20)
             try connection.send("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: \(body.count)\r\n\r\n")
             // The server may close while we are still writing; that is its right.
@@ -137,7 +138,7 @@ struct ServerTests {
     @Test("a chunked body that grows past the limit gets 413 without being buffered")
     func chunkedTooLarge() throws {
         try withServer({ $0.maxBodyBytes = 64 * 1024 }) { _, port in
-            let connection = try RawConnection(port: port)
+            let connection = try TestConnection(port: port)
             try connection.send("POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n")
             let chunk = Array("4000\r\n".utf8) + [UInt8](repeating: 97, count: 0x4000) + Array("\r\n".utf8)
             for _ in 0..<8 { try connection.send(chunk) }
@@ -152,7 +153,7 @@ struct ServerTests {
     @Test("a chunked body that never ends is cut off once far past the limit")
     func endlessChunked() throws {
         try withServer({ $0.maxBodyBytes = 1024 }) { _, port in
-            let connection = try RawConnection(port: port)
+            let connection = try TestConnection(port: port)
             try connection.send("POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n")
             let chunk = Array("10000\r\n".utf8) + [UInt8](repeating: 97, count: 0x10000) + Array("\r\n".utf8)
             var sent = 0
@@ -169,7 +170,7 @@ struct ServerTests {
     func headersTooLarge() throws {
         try withServer { _, port in
             let big = String(repeating: "a", count: 40 * 1024)
-            let connection = try RawConnection(port: port)
+            let connection = try TestConnection(port: port)
             try? connection.send("GET / HTTP/1.1\r\nHost: t\r\nX-Big: \(big)\r\n\r\n")
             let response = try connection.readResponse()
             #expect(response.status == 431)
@@ -186,7 +187,7 @@ struct ServerTests {
     ])
     func smuggling(framing: String) throws {
         try withServer { _, port in
-            let connection = try RawConnection(port: port)
+            let connection = try TestConnection(port: port)
             let started = ContinuousClock.now
             try connection.send("POST /echo HTTP/1.1\r\nHost: t\r\n\(framing)\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: t\r\n\r\n")
             let response = try connection.readResponse()
@@ -202,7 +203,7 @@ struct ServerTests {
     func malformedContentLength() throws {
         try withServer { _, port in
             for framing in ["Content-Length: +5", "Content-Length: 5, 5", "Content-Length: 0x5", "Content-Length: -1"] {
-                let connection = try RawConnection(port: port)
+                let connection = try TestConnection(port: port)
                 try connection.send("POST /echo HTTP/1.1\r\nHost: t\r\n\(framing)\r\n\r\nhello")
                 let response = try connection.readResponse()
                 #expect(response.status == 400, "\(framing)")
@@ -222,7 +223,7 @@ struct ServerTests {
             let statuses = Mutex<[Int]>([])
             let clients = (0..<8).map { _ in
                 Thread {
-                    let status = (try? get(port, "/slow").status) ?? -1
+                    let status = (try? HTTPClient(port: port).get("/slow").status) ?? -1
                     statuses.withLock { $0.append(status) }
                 }
             }
@@ -233,11 +234,11 @@ struct ServerTests {
             #expect(statuses.withLock { $0 } == Array(repeating: 200, count: 8))
 
             // A fast request while slow ones are running is answered at once.
-            let slow = Thread { _ = try? get(port, "/slow") }
+            let slow = Thread { _ = try? HTTPClient(port: port).get("/slow") }
             slow.start()
             usleep(50_000)
             let fastStarted = ContinuousClock.now
-            let fast = try get(port, "/fast")
+            let fast = try HTTPClient(port: port).get("/fast")
             #expect(fast.status == 200)
             #expect(ContinuousClock.now - fastStarted < .milliseconds(150))
         }
@@ -252,7 +253,7 @@ struct ServerTests {
             return .text(200, "finished")
         }
         let port = try server.start()
-        let connection = try RawConnection(port: port)
+        let connection = try TestConnection(port: port)
         try connection.send("GET /slow HTTP/1.1\r\nHost: t\r\n\r\n")
         usleep(50_000)
         let stopped = Atomic<Bool>(false)
@@ -269,7 +270,7 @@ struct ServerTests {
         while !stopped.load(ordering: .relaxed) && Date() < deadline { usleep(10_000) }
         let didStop = stopped.load(ordering: .relaxed)
         #expect(didStop)
-        #expect(throws: (any Error).self) { _ = try RawConnection(port: port) }
+        #expect(throws: (any Error).self) { _ = try TestConnection(port: port) }
     }
 
     @Test("a handler that overruns the request timeout yields 503 with Retry-After")
@@ -279,7 +280,7 @@ struct ServerTests {
             return .text(200, "late")
         }) { _, port in
             let started = ContinuousClock.now
-            let response = try get(port, "/slow")
+            let response = try HTTPClient(port: port).get("/slow")
             #expect(response.status == 503)
             #expect(response.header("Retry-After") == "1")
             #expect(ContinuousClock.now - started < .milliseconds(900))
@@ -300,7 +301,7 @@ struct ServerTests {
             let statuses = Mutex<[Int]>([])
             let clients = (0..<3).map { _ in
                 Thread {
-                    let status = (try? get(port, "/slow").status) ?? -1
+                    let status = (try? HTTPClient(port: port).get("/slow").status) ?? -1
                     statuses.withLock { $0.append(status) }
                 }
             }
@@ -322,7 +323,7 @@ struct ServerTests {
             let clients = (0..<16).map { client in
                 Thread {
                     defer { done.wrappingAdd(1, ordering: .relaxed) }
-                    guard let connection = try? RawConnection(port: port) else {
+                    guard let connection = try? TestConnection(port: port) else {
                         failures.wrappingAdd(1, ordering: .relaxed)
                         return
                     }
@@ -365,7 +366,7 @@ struct ServerTests {
                 Thread {
                     defer { finished.wrappingAdd(1, ordering: .relaxed) }
                     while running.load(ordering: .relaxed) {
-                        guard let connection = try? RawConnection(port: port, receiveTimeout: 3) else { return }
+                        guard let connection = try? TestConnection(port: port, timeout: 3) else { return }
                         for _ in 0..<20 {
                             let path = index == 0 ? "/slow" : "/fast"
                             guard (try? connection.send("GET \(path) HTTP/1.1\r\nHost: t\r\n\r\n")) != nil,
@@ -397,7 +398,7 @@ struct ServerTests {
             }))
         }
         try withServer(handler: handler) { _, port in
-            let response = try get(port, "/export")
+            let response = try HTTPClient(port: port).get("/export")
             #expect(response.status == 200)
             #expect(response.header("Transfer-Encoding")?.lowercased() == "chunked")
             let lines = response.text.split(separator: "\n").filter { $0.hasPrefix("line ") }
@@ -416,7 +417,7 @@ struct ServerTests {
         let seen = Mutex<[HTTPExchange]>([])
         try withServer({ $0.pollingThreads = 2 }, observer: { exchange in seen.withLock { $0.append(exchange) } },
                        runsInline: { $0.method == "GET" && $0.path.hasPrefix("/fast/") }, handler: handler) { _, port in
-            let connection = try RawConnection(port: port)
+            let connection = try TestConnection(port: port)
             for round in 0..<3 {
                 try connection.send("GET /fast/\(round) HTTP/1.1\r\nHost: t\r\n\r\n")
                 let fast = try connection.readResponse()
@@ -428,7 +429,7 @@ struct ServerTests {
                 #expect(slow.status == 200)
                 #expect(!slow.text.hasPrefix("thread=MHD-"), "\(slow.text)")
             }
-            #expect(!(try get(port, "/other").text.hasPrefix("thread=MHD-")))
+            #expect(!(try HTTPClient(port: port).get("/other").text.hasPrefix("thread=MHD-")))
         }
         let exchanges = seen.withLock { $0 }
         #expect(exchanges.count == 7)
@@ -447,7 +448,7 @@ struct ServerTests {
             }))
         }
         try withServer(runsInline: { _ in true }, handler: handler) { _, port in
-            let response = try get(port, "/export")
+            let response = try HTTPClient(port: port).get("/export")
             #expect(response.status == 200)
             let lines = response.text.split(separator: "\n").filter { $0.hasPrefix("line ") }
             #expect(lines.count == 100)
@@ -458,16 +459,16 @@ struct ServerTests {
     @Test("framing guard, body limit and header limit still apply to requests that would run inline")
     func inlineKeepsLayerLimits() throws {
         try withServer({ $0.maxBodyBytes = 16; $0.connectionMemoryLimit = 8192 }, runsInline: { _ in true }) { _, port in
-            let tooLarge = try RawConnection(port: port)
+            let tooLarge = try TestConnection(port: port)
             try tooLarge.send("POST /x HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\n")
             #expect(try tooLarge.readResponse().status == 413)
-            let smuggled = try RawConnection(port: port)
+            let smuggled = try TestConnection(port: port)
             try smuggled.send("POST /x HTTP/1.1\r\nHost: t\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n")
             #expect(try smuggled.readResponse().status == 400)
-            let huge = try RawConnection(port: port)
+            let huge = try TestConnection(port: port)
             try huge.send("GET /x HTTP/1.1\r\nHost: t\r\nX-Big: \(String(repeating: "a", count: 20_000))\r\n\r\n")
             #expect(try huge.readResponse().status == 431)
-            #expect(try get(port, "/fine").status == 200)
+            #expect(try HTTPClient(port: port).get("/fine").status == 200)
         }
     }
 
@@ -482,7 +483,7 @@ struct ServerTests {
             }))
         }
         try withServer(handler: handler) { _, port in
-            #expect(throws: RawError.self) { _ = try get(port, "/export") }
+            #expect(throws: ClientError.self) { _ = try HTTPClient(port: port).get("/export") }
         }
     }
 
@@ -490,8 +491,8 @@ struct ServerTests {
     func observer() throws {
         let seen = Mutex<[HTTPExchange]>([])
         try withServer(observer: { exchange in seen.withLock { $0.append(exchange) } }) { _, port in
-            _ = try get(port, "/one")
-            _ = try exchange(port, "POST /two HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: gzip\r\n\r\n")
+            _ = try HTTPClient(port: port).get("/one")
+            _ = try HTTPClient(port: port).exchange("POST /two HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: gzip\r\n\r\n")
             let deadline = Date(timeIntervalSinceNow: 2)
             while seen.withLock({ $0.count }) < 2 && Date() < deadline { usleep(10_000) }
         }
@@ -505,7 +506,7 @@ struct ServerTests {
     @Test("a request id that is not a sane token is replaced")
     func requestIDs() throws {
         try withServer { _, port in
-            let response = try get(port, "/", headers: "X-Request-Id: <script>\r\n")
+            let response = try HTTPClient(port: port).get("/", headers: [("X-Request-Id", "<script>")])
             let id = try #require(response.header("X-Request-Id"))
             #expect(id != "<script>")
             #expect(RequestID.sanitized(id) == id)
@@ -515,11 +516,11 @@ struct ServerTests {
     @Test("HEAD and empty bodies are answered without a body")
     func emptyBodies() throws {
         try withServer(handler: { _ in HTTPResponse(status: 204) }) { _, port in
-            let response = try get(port, "/")
+            let response = try HTTPClient(port: port).get("/")
             #expect(response.status == 204)
-            let connection = try RawConnection(port: port)
+            let connection = try TestConnection(port: port)
             try connection.send("HEAD / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
-            let head = try connection.readResponse(head: true)
+            let head = try connection.readResponse(toHEAD: true)
             #expect(head.status == 204)
         }
     }
@@ -530,7 +531,7 @@ struct ServerTests {
             HTTPResponse(status: 200, headers: [("X-Evil", "a\r\nSet-Cookie: x=1"), ("X-Fine", "ok"), ("Content-Length", "99")],
                          body: .bytes(Array("hi".utf8)))
         }) { _, port in
-            let response = try get(port, "/")
+            let response = try HTTPClient(port: port).get("/")
             #expect(response.status == 200)
             #expect(response.header("X-Evil") == nil)
             #expect(response.header("Set-Cookie") == nil)
@@ -542,12 +543,12 @@ struct ServerTests {
     @Test("connections beyond the per-IP limit are closed, the others keep working")
     func perIPLimit() throws {
         try withServer({ $0.perIPConnectionLimit = 2 }) { _, port in
-            let first = try RawConnection(port: port)
-            let second = try RawConnection(port: port)
+            let first = try TestConnection(port: port)
+            let second = try TestConnection(port: port)
             try first.send("GET /a HTTP/1.1\r\nHost: t\r\n\r\n")
             let firstResponse = try first.readResponse()
             #expect(firstResponse.status == 200)
-            let third = try RawConnection(port: port)
+            let third = try TestConnection(port: port)
             #expect(third.closesWithin(1))
             try second.send("GET /b HTTP/1.1\r\nHost: t\r\n\r\n")
             let secondResponse = try second.readResponse()
@@ -558,7 +559,7 @@ struct ServerTests {
     @Test("a silent connection is closed after the idle timeout")
     func idleTimeout() throws {
         try withServer({ $0.idleTimeoutSeconds = 1 }) { _, port in
-            let connection = try RawConnection(port: port)
+            let connection = try TestConnection(port: port)
             let started = ContinuousClock.now
             #expect(connection.closesWithin(3))
             #expect(ContinuousClock.now - started > .milliseconds(500))

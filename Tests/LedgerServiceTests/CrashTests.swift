@@ -65,7 +65,7 @@ final class ServeProcess: @unchecked Sendable {
     func waitUntilServing(within seconds: Double) -> Bool {
         eventually(within: seconds, every: 0.05) {
             if hasExited { return false }
-            return try HTTPClient(port: port, receiveTimeout: 2).get("/healthz").status == 200
+            return try HTTPClient(port: port, timeout: 2).get("/healthz").status == 200
         }
     }
 
@@ -111,53 +111,16 @@ struct CrashTests {
         let server = try ServeProcess(databaseURL: db.url)
         #expect(server.waitUntilServing(within: 20), "ledger serve did not come up: \(server.logText)")
 
-        let acknowledged = Locked([[UInt8]]())
-        let stop = Atomic<Bool>(false)
-        let group = DispatchGroup()
-        let port = server.port
-        for t in 0..<4 {
-            group.enter()
-            let thread = Thread {
-                defer { group.leave() }
-                let client = HTTPClient(port: port, receiveTimeout: 10)
-                var i = 0
-                while !stop.load(ordering: .relaxed) && i < 5_000 {
-                    let body = LedgerFixture.web3Body("KILL-\(t)-\(i % 8)", status: [1, 2, 5, 3, 4][i % 5], extra: #","seq":"\#(t)-\#(i)""#)
-                    i += 1
-                    let ts = String(Timestamp.now().seconds)
-                    guard let reply = try? client.post("/v1/webhooks/web3", body: body,
-                                                       headers: LedgerFixture.web3Headers(body, timestamp: ts)) else {
-                        usleep(5_000)
-                        continue
-                    }
-                    if reply.status == 200 { acknowledged.with { $0.append(body) } }
-                }
-            }
-            thread.start()
-        }
+        let load = WebhookLoad(port: server.port, threads: 4, prefix: "KILL", orders: 8, timeout: 10)
         // Kill once the load is well under way, while requests are in flight.
-        _ = eventually(within: 20, every: 0.01) { acknowledged.with { $0.count } >= 300 }
+        load.waitForAcknowledged(300, within: 20)
         let status = server.signal(SIGKILL)
-        let ackedAtKill = acknowledged.with { $0.count }
-        stop.store(true, ordering: .relaxed)
-        group.wait()
+        let ackedAtKill = load.acknowledged.count
+        load.stop()
         #expect(status.map { $0 & 0x7f } == SIGKILL, "the server died of SIGKILL (wait status \(status.map(String.init) ?? "none"))")
         #expect(ackedAtKill >= 300, "the load never got going: \(ackedAtKill) acknowledged; log: \(server.logText)")
-
-        let acked = acknowledged.snapshot
-        let c = try db.connect()
-        defer { c.close() }
-        var missing = 0
-        for body in acked {
-            let n = try c.query("SELECT count(*) AS n FROM ledger.events WHERE idempotency_key = $1",
-                                [.text(LedgerFixture.web3Key(body))]).int64(0, "n")
-            if n != 1 { missing += 1 }
-        }
-        #expect(missing == 0, "\(missing) of \(acked.count) acknowledged webhooks are not stored exactly once")
-        let total = try c.query("SELECT count(*) AS n FROM ledger.events").int64(0, "n")
-        #expect(total >= Int64(acked.count))
-        #expect(try ChainVerifier().verify(on: c) == .intact(events: total, head: total), "the chain survives the crash")
-        #expect(try LedgerFixture.verify(databaseURL: db.url) == [], "read models match a replay after the crash")
+        let acked = load.acknowledged
+        try expectEveryAcknowledgedStoredOnce(acked, databaseURL: db.url, after: "the crash")
 
         // A restarted server recognises the acknowledged ones as redeliveries.
         let restarted = try ServeProcess(databaseURL: db.url)
@@ -176,47 +139,15 @@ struct CrashTests {
         defer { LedgerFixture.drop(db) }
         let server = try ServeProcess(databaseURL: db.url)
         #expect(server.waitUntilServing(within: 20), "ledger serve did not come up: \(server.logText)")
-        let acknowledged = Locked([[UInt8]]())
-        let otherStatuses = Locked([Int]())
-        let stop = Atomic<Bool>(false)
-        let group = DispatchGroup()
-        let port = server.port
-        for t in 0..<4 {
-            group.enter()
-            Thread {
-                defer { group.leave() }
-                let client = HTTPClient(port: port, receiveTimeout: 30)
-                var i = 0
-                while !stop.load(ordering: .relaxed) && i < 5_000 {
-                    let body = LedgerFixture.web3Body("TL-\(t)-\(i % 8)", status: [1, 2, 5, 3, 4][i % 5], extra: #","seq":"\#(t)-\#(i)""#)
-                    i += 1
-                    let ts = String(Timestamp.now().seconds)
-                    guard let reply = try? client.post("/v1/webhooks/web3", body: body,
-                                                       headers: LedgerFixture.web3Headers(body, timestamp: ts)) else {
-                        usleep(5_000)
-                        continue
-                    }
-                    if reply.status == 200 { acknowledged.with { $0.append(body) } } else { otherStatuses.with { $0.append(reply.status) } }
-                }
-            }.start()
-        }
-        _ = eventually(within: 20, every: 0.01) { acknowledged.with { $0.count } >= 200 }
+        let load = WebhookLoad(port: server.port, threads: 4, prefix: "TL", orders: 8, timeout: 30)
+        load.waitForAcknowledged(200, within: 20)
         let status = server.signal(SIGTERM, waitSeconds: 30)
-        stop.store(true, ordering: .relaxed)
-        group.wait()
+        load.stop()
         #expect(status != nil, "ledger serve did not exit within 30 s of SIGTERM")
         if let status { #expect(status == 0, "exit status \(status); log: \(server.logText.suffix(2000))") }
-        #expect(otherStatuses.snapshot.allSatisfy { $0 == 503 }, "statuses other than 200: \(otherStatuses.snapshot)")
-
-        let c = try db.connect()
-        defer { c.close() }
-        var notOnce = 0
-        for body in acknowledged.snapshot {
-            let n = try c.query("SELECT count(*) AS n FROM ledger.events WHERE idempotency_key = $1",
-                                [.text(LedgerFixture.web3Key(body))]).int64(0, "n")
-            if n != 1 { notOnce += 1 }
-        }
-        #expect(notOnce == 0, "\(notOnce) of \(acknowledged.snapshot.count) acknowledged webhooks are not stored exactly once")
+        let answered = load.statuses.filter { $0.key != 0 && $0.key != 200 }
+        #expect(answered.keys.allSatisfy { $0 == 503 }, "statuses other than 200: \(answered)")
+        try expectEveryAcknowledgedStoredOnce(load.acknowledged, databaseURL: db.url, after: "SIGTERM")
     }
 
     @Test("every thread of ledger serve blocks SIGTERM and SIGINT, so the signal waits for the one sigwait instead of landing on a thread that drops it")

@@ -1,6 +1,7 @@
 import Foundation
 import LedgerCore
 @testable import LedgerService
+import LedgerTestSupport
 import Testing
 
 extension RouteSpec: CustomTestStringConvertible {

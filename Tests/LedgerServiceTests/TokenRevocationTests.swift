@@ -2,6 +2,7 @@ import Foundation
 import LedgerCore
 import LedgerPostgres
 @testable import LedgerService
+import LedgerTestSupport
 import Testing
 
 /// issue 4, Roles and tokens: a revoked token stops working at once. Lookups are
