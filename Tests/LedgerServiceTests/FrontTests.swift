@@ -108,8 +108,8 @@ private final class NginxFront: @unchecked Sendable {
                                   "-keyout", directory + "/key.pem", "-out", directory + "/cert.pem"])
         guard made.code == 0 else { throw ClientError.io("openssl req failed: \(made.output)") }
 
-        tlsPort = try ServeProcess.freePort()
-        plainPort = try ServeProcess.freePort()
+        tlsPort = try freeLoopbackPort()
+        plainPort = try freeLoopbackPort()
         var site = try String(contentsOf: Self.repositoryRoot.appendingPathComponent("Ops/deploy/nginx-ledger.conf"), encoding: .utf8)
         for (from, to) in [
             ("listen 443 ssl;", "listen 127.0.0.1:\(tlsPort) ssl;"),

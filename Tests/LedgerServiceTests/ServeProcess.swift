@@ -35,21 +35,8 @@ final class ServeProcess: @unchecked Sendable {
         return found
     }
 
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-        guard bound == 0 else { throw ClientError.io("bind: errno \(errno)") }
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
     init(databaseURL: String, environment extra: [String: String] = [:]) throws {
-        port = try Self.freePort()
+        port = try freeLoopbackPort()
         log = NSTemporaryDirectory() + "ledger-serve-\(port).log"
         var environment = LedgerFixture.environment(databaseURL: databaseURL).merging(extra) { $1 }
         environment["LEDGER_LISTEN"] = "127.0.0.1:\(port)"
