@@ -47,7 +47,7 @@ let package = Package(
 
         .testTarget(name: "LedgerCoreTests", dependencies: ["CCrypto", "LedgerCore"]),
         .testTarget(name: "LedgerPostgresTests", dependencies: ["LedgerCore", "LedgerPostgres", "LedgerTestSupport"]),
-        .testTarget(name: "LedgerHTTPTests", dependencies: ["LedgerObservability", "LedgerHTTP"]),
+        .testTarget(name: "LedgerHTTPTests", dependencies: ["LedgerObservability", "LedgerHTTP", "LedgerTestSupport"]),
         .testTarget(name: "LedgerServiceTests",
                     dependencies: ["LedgerCore", "LedgerObservability", "LedgerPostgres", "LedgerHTTP", "LedgerService",
                                    "LedgerAPI", "ledger", "LedgerTestSupport"]),

@@ -18,7 +18,7 @@ import Glibc
 ///     router.add("GET", "/v1/orders/{no}", name: "orders.get")
 ///     let metrics = MetricsRegistry()
 ///     let instrumentation = HTTPInstrumentation(metrics: metrics)
-///     let server = HTTPServer(configuration: try .fromEnvironment(environment), logger: logger,
+///     let server = HTTPServer(configuration: HTTPServerConfiguration(), logger: logger,
 ///                             observer: instrumentation.observer(logger: logger, router: router)) { request in
 ///         switch router.resolve(request) {
 ///         case .failure(let failure): return failure.response

@@ -55,34 +55,6 @@ public struct HTTPServerConfiguration: Sendable, Equatable {
         self.port = port
     }
 
-    /// Reads `LEDGER_LISTEN`, `LEDGER_MAX_BODY`, `LEDGER_HTTP_WORKERS`, `LEDGER_HTTP_THREADS`,
-    /// `LEDGER_HTTP_MAX_CONNECTIONS`, `LEDGER_HTTP_MAX_CONNECTIONS_PER_IP`, `LEDGER_HTTP_IDLE_TIMEOUT`
-    /// `LEDGER_HTTP_HEAD_TIMEOUT`, `LEDGER_HTTP_BODY_TIMEOUT` and `LEDGER_REQUEST_TIMEOUT`; absent
-    /// variables keep the defaults.
-    public static func fromEnvironment(_ environment: [String: String]) throws(HTTPServerError) -> HTTPServerConfiguration {
-        var configuration = HTTPServerConfiguration()
-        if let listen = environment["LEDGER_LISTEN"], !listen.isEmpty {
-            (configuration.host, configuration.port) = try parseListenAddress(listen)
-        }
-        func integer(_ name: String, _ range: ClosedRange<Int>) throws(HTTPServerError) -> Int? {
-            guard let text = environment[name], !text.isEmpty else { return nil }   // empty: the default, as for every variable
-            guard let value = Int(text.trimmingSpaces()), range.contains(value) else {
-                throw .invalidConfiguration("\(name) must be an integer in \(range.lowerBound)...\(range.upperBound), got \"\(text)\"")
-            }
-            return value
-        }
-        if let value = try integer("LEDGER_MAX_BODY", 1...(64 << 20)) { configuration.maxBodyBytes = value }   // LedgerConfiguration's range
-        if let value = try integer("LEDGER_HTTP_WORKERS", 1...1024) { configuration.workerThreads = value }
-        if let value = try integer("LEDGER_HTTP_THREADS", 1...256) { configuration.pollingThreads = value }
-        if let value = try integer("LEDGER_HTTP_MAX_CONNECTIONS", 1...1_000_000) { configuration.connectionLimit = value }
-        if let value = try integer("LEDGER_HTTP_MAX_CONNECTIONS_PER_IP", 0...1_000_000) { configuration.perIPConnectionLimit = value }
-        if let value = try integer("LEDGER_HTTP_IDLE_TIMEOUT", 1...86_400) { configuration.idleTimeoutSeconds = value }
-        if let value = try integer("LEDGER_REQUEST_TIMEOUT", 1...3_600) { configuration.requestTimeoutSeconds = Double(value) }
-        if let value = try integer("LEDGER_HTTP_HEAD_TIMEOUT", 1...3_600) { configuration.headTimeoutSeconds = Double(value) }
-        if let value = try integer("LEDGER_HTTP_BODY_TIMEOUT", 1...3_600) { configuration.bodyTimeoutSeconds = Double(value) }
-        return configuration
-    }
-
     /// Splits "host:port"; the host may be bracketed IPv6 or empty (meaning all IPv4 interfaces).
     public static func parseListenAddress(_ text: String) throws(HTTPServerError) -> (host: String, port: Int) {
         let text = text.trimmingSpaces()

@@ -122,17 +122,64 @@ struct FuzzTests {
         #expect(accepted > 1_000, "the mutations must still reach the mapping, not only the signature check")
     }
 
-    @Test("the signature-header parsers (web3 timestamp and signature, banxa Authorization) survive 100,000 mutated headers each")
+    @Test("a web3 or Banxa header set verifies exactly when it is correctly signed in the time window, and each flaw gives its own CoreError, 100,000 each")
     func signatureHeaders() {
-        var web3 = Mutator(rng: SplitMix64(seed: 34), seeds: ["1764417600", "1764417600123", "4f358899307b0ee0e266ea4821ae60b9ea144a6945456ba305cbea10ddc9b7dd"].map { Array($0.utf8) })
-        var banxa = Mutator(rng: SplitMix64(seed: 45), seeds: [Array("Bearer key:fdcba6e8f968d84759214e4b0d2102a8e698827b9d6642fea7a389135461d779:1764417600000".utf8)])
+        var cases = SignedHeaderCases(rng: SplitMix64(seed: 34))
+        var outcomes: [String: Int] = [:]
+        for _ in 0..<Self.iterations {
+            for (provider, c) in [("web3", cases.web3()), ("banxa", cases.banxa())] {
+                let got: Result<WebhookVerification, CoreError> = provider == "web3"
+                    ? Result { () throws(CoreError) in
+                        try Web3Webhook.verify(headers: c.headers, body: c.body, keys: SignedHeaderCases.web3Keys, now: cases.now,
+                                               toleranceSeconds: cases.tolerance) }
+                    : Result { () throws(CoreError) in
+                        try BanxaWebhook.verify(headers: c.headers, body: c.body, apiKey: SignedHeaderCases.banxaAPIKey,
+                                                secrets: SignedHeaderCases.banxaSecrets, now: cases.now, toleranceSeconds: cases.tolerance) }
+                if got != c.expected {
+                    Issue.record("\(provider) \(c.recipe) \(c.headers): expected \(c.expected), got \(got)")
+                    return
+                }
+                if case .failure(let error) = got { #expect(error.isUnauthenticated) }
+                outcomes[provider + " " + ((try? got.get()) == nil ? "refused" : "verified"), default: 0] += 1
+            }
+        }
+        // Both answers are common, so neither side of the property is tested by accident alone.
+        for key in ["web3 verified", "web3 refused", "banxa verified", "banxa refused"] {
+            #expect(outcomes[key, default: 0] > Self.iterations / 20, "\(outcomes)")
+        }
+    }
+
+    @Test("randomly mutated signature headers are refused with an authentication error unless they are still correctly signed, 100,000 each")
+    func mutatedSignatureHeaders() {
+        var web3 = Mutator(rng: SplitMix64(seed: 35), seeds: ["1764417600", "1764417600123", Web3Webhook.signature(key: "k", timestamp: "1764417600", body: Array(Self.web3Body.utf8))].map { Array($0.utf8) })
+        var banxa = Mutator(rng: SplitMix64(seed: 45), seeds: [Array(("Bearer key:" + BanxaWebhook.signature(secret: "s", nonce: "1764417600000", body: Array(Self.web3Body.utf8)) + ":1764417600000").utf8)])
         let now = Timestamp(seconds: 1_764_417_600)
         let body = Array(Self.web3Body.utf8)
+        func trimmed(_ s: String) -> String { s.trimmingCharacters(in: [" ", "\t"]) }
         for _ in 0..<Self.iterations {
-            let w = ["x-pay-timestamp": String(decoding: web3.next(), as: UTF8.self), "x-pay-signature": String(decoding: web3.next(), as: UTF8.self)]
-            _ = try? Web3Webhook.verify(headers: w, body: body, keys: ["k"], now: now)
-            let b = ["authorization": String(decoding: banxa.next(), as: UTF8.self)]
-            _ = try? BanxaWebhook.verify(headers: b, body: body, apiKey: "key", secrets: ["s"], now: now)
+            let timestamp = String(decoding: web3.next(), as: UTF8.self), signature = String(decoding: web3.next(), as: UTF8.self)
+            let w = Result { () throws(CoreError) in
+                try Web3Webhook.verify(headers: ["x-pay-timestamp": timestamp, "x-pay-signature": signature], body: body, keys: ["k"], now: now)
+            }
+            let signedRight = trimmed(signature).lowercased() == Web3Webhook.signature(key: "k", timestamp: trimmed(timestamp), body: body)
+            switch w {
+            case .success(let v):
+                #expect(signedRight && abs(v.signedAt.seconds - now.seconds) <= 300, "accepted \(timestamp.debugDescription) \(signature.debugDescription)")
+            case .failure(let error):
+                #expect(error.isUnauthenticated, "\(error)")
+            }
+            let authorization = String(decoding: banxa.next(), as: UTF8.self)
+            let b = Result { () throws(CoreError) in
+                try BanxaWebhook.verify(headers: ["authorization": authorization], body: body, apiKey: "key", secrets: ["s"], now: now)
+            }
+            switch b {
+            case .success(let v):
+                let parts = BanxaWebhook.credentials(authorization: trimmed(authorization))
+                #expect(parts?.key == "key" && parts.map { $0.signature.lowercased() == BanxaWebhook.signature(secret: "s", nonce: $0.nonce, body: body) } == true
+                        && abs(v.signedAt.seconds - now.seconds) <= 300, "accepted \(authorization.debugDescription)")
+            case .failure(let error):
+                #expect(error.isUnauthenticated, "\(error)")
+            }
         }
     }
 
@@ -175,7 +222,25 @@ struct FuzzTests {
         }
     }
 
-    @Test("stored-event and stored-state decoders survive 100,000 mutated payloads")
+    @Test("stored events and order states decode to exactly what was encoded, for 20,000 generated histories")
+    func storedRoundTrips() throws {
+        var generator = StoredValueGenerator(rng: SplitMix64(seed: 71))
+        for _ in 0..<20_000 {
+            let (no, events) = generator.history()
+            for e in events {
+                #expect(storedRoundTrip(e) == e, "\(e.type) \(e.payload)")
+                let decoded = Result { () throws(CoreError) in
+                    try LedgerEvent(type: e.type, payload: e.payload, observedAt: e.observedAt, metadata: e.metadata)
+                }
+                #expect(decoded == .success(e))
+            }
+            let state = fold(no, recorded(events))
+            let stored = try JSONValue.parse(state.storageJSON().serializedBytes)
+            #expect(Result { () throws(CoreError) in try OrderState(storage: stored) } == .success(state), "\(stored)")
+        }
+    }
+
+    @Test("a mutated stored payload decodes to a value whose own encoding decodes back to it unchanged, or fails with invalidEvent naming its type, 100,000 times")
     func storedDecoders() throws {
         let no = orderNo("SO-1")
         let events = recorded([registration(no), observation(no, .paid, at: at(1), amount: "40"), client(no, "banxaDidDismiss", at: at(2)),
@@ -184,18 +249,51 @@ struct FuzzTests {
         var seeds = events.map { Array(("\($0.event.type)|" + $0.event.payload.description).utf8) }
         seeds.append(Array(("State|" + state.storageJSON().description).utf8))
         var m = Mutator(rng: SplitMix64(seed: 7), seeds: seeds)
+        var decodedEvents = 0, decodedStates = 0, refused = 0
         for _ in 0..<Self.iterations {
             let input = m.next()
             guard let bar = input.firstIndex(of: UInt8(ascii: "|")) else { continue }
             let type = String(decoding: input[..<bar], as: UTF8.self)
             guard let payload = try? JSONParser.parse(Array(input[(bar + 1)...])) else { continue }
             if type == "State" {
-                if let s = try? OrderState(storage: payload) { _ = s.toJSON() }
-            } else if let e = try? LedgerEvent(type: type, payload: payload, observedAt: t0, metadata: payload), let no = e.merchantOrderNo {
-                _ = OrderState.reduce(state, RecordedEvent(event: e, position: 42, recordedAt: t0)).toJSON()
-                _ = no
+                switch Result(catching: { () throws(CoreError) in try OrderState(storage: payload) }) {
+                case .success(let s):
+                    decodedStates += 1
+                    let again = Result { () throws(CoreError) in try OrderState(storage: s.storageJSON()) }
+                    #expect(again == .success(s), "\(payload)")
+                    if case .success(let t) = again { #expect(t.storageJSON().serializedBytes == s.storageJSON().serializedBytes) }
+                    _ = s.toJSON()
+                case .failure(let error):
+                    refused += 1
+                    guard case .invalidEvent(type: "OrderState", let reason) = error, !reason.isEmpty else {
+                        Issue.record("a stored state refused without saying why: \(error) for \(payload)")
+                        continue
+                    }
+                }
+            } else {
+                switch Result(catching: { () throws(CoreError) in try LedgerEvent(type: type, payload: payload, observedAt: t0, metadata: payload) }) {
+                case .success(let e):
+                    decodedEvents += 1
+                    #expect(e.type == type)
+                    let again = Result { () throws(CoreError) in
+                        try LedgerEvent(type: e.type, payload: e.payload, observedAt: e.observedAt, metadata: e.metadata)
+                    }
+                    #expect(again == .success(e), "\(type) \(payload)")
+                    if case .success(let f) = again { #expect(f.payload.serializedBytes == e.payload.serializedBytes) }
+                    if e.merchantOrderNo != nil {
+                        _ = OrderState.reduce(state, RecordedEvent(event: e, position: 42, recordedAt: t0)).toJSON()
+                    }
+                case .failure(let error):
+                    refused += 1
+                    guard case .invalidEvent(type: type, let reason) = error, !reason.isEmpty else {
+                        Issue.record("a stored \(type) refused without saying why: \(error) for \(payload)")
+                        continue
+                    }
+                }
             }
         }
+        #expect(decodedEvents > 1_000 && decodedStates > 100 && refused > 1_000,
+                "both sides of the property are reached: \(decodedEvents) events and \(decodedStates) states decoded, \(refused) refused")
     }
 
     @Test("merchant order numbers and timestamps survive 100,000 random strings")

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Synchronization
+import LedgerTestSupport
 import Testing
 @testable import LedgerHTTP
 
@@ -39,7 +40,7 @@ struct DeferredTests {
             later(0.05, responder, .text(201, "later:\(request.path)"))
             return .pending
         }) { _, port in
-            let connection = try RawConnection(port: port)
+            let connection = try TestConnection(port: port)
             for round in 0..<3 {
                 try connection.send("POST /later/\(round) HTTP/1.1\r\nHost: t\r\nContent-Length: 2\r\n\r\n{}")
                 let deferred = try connection.readResponse()
@@ -61,7 +62,7 @@ struct DeferredTests {
             return .pending
         }) { _, port in
             for round in 0..<20 {
-                let response = try get(port, "/now/\(round)")
+                let response = try HTTPClient(port: port).get("/now/\(round)")
                 #expect(response.status == 200)
                 #expect(response.text == "at once:/now/\(round)")
             }
@@ -76,14 +77,14 @@ struct DeferredTests {
             return .pending
         }) { _, port in
             let started = ContinuousClock.now
-            let response = try get(port, "/never")
+            let response = try HTTPClient(port: port).get("/never")
             #expect(response.status == 503)
             #expect(response.header("Retry-After") == "1")
             #expect(ContinuousClock.now - started < .milliseconds(900))
             let delivered = late.withLock { $0 }?.respond(.text(200, "too late"))
             #expect(delivered == false)
             // The connection's next request is unaffected by the dropped answer.
-            #expect(try get(port, "/never-again").status == 503)
+            #expect(try HTTPClient(port: port).get("/never-again").status == 503)
         }
     }
 
@@ -100,11 +101,11 @@ struct DeferredTests {
             return .pending
         }) { _, port in
             let started = ContinuousClock.now
-            let expired = try get(port, "/silent")
+            let expired = try HTTPClient(port: port).get("/silent")
             #expect(expired.status == 504)
             #expect(expired.text == "expired:/silent")
             #expect(ContinuousClock.now - started < .seconds(2))
-            let answered = try get(port, "/answered")
+            let answered = try HTTPClient(port: port).get("/answered")
             #expect(answered.status == 200 && answered.text == "in time")
         }
     }
@@ -126,7 +127,7 @@ struct DeferredTests {
         let statuses = Mutex<[Int]>([])
         let clients = (0..<8).map { index in
             Thread {
-                let status = (try? get(port, "/write/\(index)").status) ?? -1
+                let status = (try? HTTPClient(port: port).get("/write/\(index)").status) ?? -1
                 statuses.withLock { $0.append(status) }
             }
         }

@@ -39,7 +39,7 @@ struct BlackholedDatabaseTests {
         // The host comes back before the service stops: a stop must not wait on a black hole.
         defer { proxy.restore(); ledger.stop(); proxy.stop() }
         #expect(try ledger.register("BH-1").status == 201)
-        let client = try HTTPClient(port: ledger.port, receiveTimeout: Self.requestTimeout + 5)
+        let client = try HTTPClient(port: ledger.port, timeout: Self.requestTimeout + 5)
 
         /// Brings the host back, waits until the support token's lookup is cached (5 s) and
         /// reads work, then black-holes the host and runs `check` at once.

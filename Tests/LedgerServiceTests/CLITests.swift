@@ -7,23 +7,6 @@ import LedgerTestSupport
 import Synchronization
 import Testing
 
-/// Runs the `ledger` command in-process against a test database, capturing its output.
-final class CLIRun: Sendable {
-    let lines = Mutex<[String]>([])
-    let errors = Mutex<[String]>([])
-
-    func callAsFunction(_ arguments: [String], env: [String: String]) -> Int32 {
-        var cli = LedgerCLI(environment: env.merging(["LEDGER_MIGRATIONS": TestDatabase.migrationsDirectory]) { a, _ in a },
-                            executablePath: "/nonexistent/ledger")
-        cli.output = { line in self.lines.withLock { $0.append(line) } }
-        cli.errorOutput = { line in self.errors.withLock { $0.append(line) } }
-        return cli.run(arguments)
-    }
-
-    var output: [String] { lines.withLock { $0 } }
-    var errorLines: [String] { errors.withLock { $0 } }
-}
-
 @Suite("The ledger command")
 struct CLITests {
     let db: TestDatabase
@@ -260,98 +243,5 @@ struct CLITests {
         #expect(then.output.count == 7 && then.output[2].hasPrefix("status    1 awaiting_payment (as of ") && then.output[3] == "paid      no",
                 "\(then.output)")
         #expect(run(["replay", "--order", "bad order"], env: env) == 64)
-    }
-}
-
-/// Writes events the way the service does: group commit with the read-model projection.
-struct TestWrites {
-    let pool: ConnectionPool
-
-    func registerAndPay(_ no: String) throws {
-        let committer = GroupCommitter(pool: pool, projector: OrderProjection())
-        defer { committer.shutdown(); pool.close() }
-        let now = Timestamp.now()
-        let registration = try OrderRequests.registration(
-            body: Array(#"{"merchantOrderNo":"\#(no)","provider":"web3","amount":"40.00","asset":"USDT"}"#.utf8), receivedAt: now)
-        let body = Array(#"{"merchantOrderNo":"\#(no)","status":3,"amount":"40.00","txHash":"0x1"}"#.utf8)
-        let ts = String(now.seconds)
-        let headers = ["x-pay-timestamp": ts, "x-pay-signature": Web3Webhook.signature(key: "k", timestamp: ts, body: body)]
-        let (_, paid) = try Web3Webhook.ingest(headers: headers, body: body, keys: ["k"], now: now)
-        let receipt = Receipt(requestID: "test", verifiedBy: "signature")
-        _ = try committer.append([EventMapping.newEvent(.registered(registration), raw: nil, receipt: receipt)])
-        _ = try committer.append([EventMapping.newEvent(paid, raw: body, receipt: receipt)])
-    }
-
-    /// `count` registered orders `P-00000`..., appended in batches through the projection.
-    func registrations(_ count: Int) throws {
-        let committer = GroupCommitter(pool: pool, projector: OrderProjection())
-        defer { committer.shutdown(); pool.close() }
-        let now = Timestamp.now()
-        let receipt = Receipt(requestID: "test", verifiedBy: "token:test")
-        for chunk in stride(from: 0, to: count, by: 500) {
-            let events = try (chunk..<min(count, chunk + 500)).map { n in
-                let no = "P-" + String(n + 100_000).dropFirst()
-                let registration = try OrderRequests.registration(
-                    body: Array(#"{"merchantOrderNo":"\#(no)","provider":"web3","amount":"1.00","asset":"USDT"}"#.utf8), receivedAt: now)
-                return EventMapping.newEvent(.registered(registration), raw: nil, receipt: receipt)
-            }
-            _ = try committer.append(events)
-        }
-    }
-
-    /// A BankPay enrollment callback, through the enrollment read model's projection.
-    func enrollment(_ ref: String) throws {
-        let committer = GroupCommitter(pool: pool, projector: OrderProjection())
-        defer { committer.shutdown(); pool.close() }
-        let now = Timestamp.now()
-        let signal = try ClientEventRequest.parseEnrollment(enrollmentRef: ref, body: Array(#"""
-            {"provider":"bankpay","callback":"close","payload":{"type":"close"},"clientEventId":"7f1c2a4e-3f1d-4c8a-9e2b-5d6f7a8b9c0d"}
-            """#.utf8), receivedAt: now)
-        let event = LedgerEvent.enrollment(signal)
-        _ = try committer.append([EventMapping.newEvent(event, raw: nil, receipt: Receipt(requestID: "test", verifiedBy: "token:test"))],
-                                 attachments: [event])
-    }
-
-    /// A client signal whose payload is neither in jsonb's key order nor in its number
-    /// spelling, appended as the live path does (the parsed event attached).
-    func clientSignal(_ no: String) throws {
-        let committer = GroupCommitter(pool: pool, projector: OrderProjection())
-        defer { committer.shutdown(); pool.close() }
-        let now = Timestamp.now()
-        let event = LedgerEvent.clientSignal(ClientSignal(
-            merchantOrderNo: try MerchantOrderNo(no), provider: "banxa", callback: "banxaDidFail",
-            payload: .object([("error", .string("serverError")), ("code", .number("1.0e2"))]),
-            clientEventId: "6f1c2a4e-3f1d-4c8a-9e2b-5d6f7a8b9c0d", occurredAt: now, receivedAt: now))
-        let new = EventMapping.newEvent(event, raw: nil, receipt: Receipt(requestID: "test", verifiedBy: "token:test"))
-        _ = try committer.append([new], attachments: [event])
-    }
-}
-
-@Suite("Event mapping")
-struct EventMappingTests {
-    @Test("events marked as rendered in jsonb's form are: the writer trusts the mark instead of checking")
-    func renderedMarkIsTruthful() throws {
-        let no = try MerchantOrderNo("M-1")
-        let now = Timestamp.now()
-        let events: [LedgerEvent] = [
-            .registered(try OrderRequests.registration(
-                body: Array(#"{"merchantOrderNo":"M-1","provider":"web3","amount":"40.00","asset":"USDT"}"#.utf8), receivedAt: now)),
-            .clientSignal(ClientSignal(merchantOrderNo: no, provider: "banxa", callback: "banxaDidFail",
-                                       payload: .object([("z", .number("1.0e2")), ("a", .string("q\"uote\\n"))]),
-                                       clientEventId: "6f1c2a4e-3f1d-4c8a-9e2b-5d6f7a8b9c0d", occurredAt: now, receivedAt: now)),
-        ]
-        for event in events {
-            let new = EventMapping.newEvent(event, raw: nil, receipt: Receipt(
-                requestID: "r", verifiedBy: "signature", signedWith: .object([("X-Pay-Signature", .string("ab"))])))
-            #expect(new.renderedAsJSONB)
-            #expect(JSONBText.isCanonical(new.payloadJSON), "\(new.payloadJSON)")
-            #expect(JSONBText.isCanonical(new.metadataJSON), "\(new.metadataJSON)")
-        }
-        // A number jsonb would refuse: not marked, so the writer checks and sends it the SQL way.
-        let refused = EventMapping.newEvent(.clientSignal(ClientSignal(
-            merchantOrderNo: no, provider: "banxa", callback: "banxaDidFail", payload: .object([("n", .number("1e200000"))]),
-            clientEventId: "6f1c2a4e-3f1d-4c8a-9e2b-5d6f7a8b9c0e", occurredAt: now, receivedAt: now)),
-            raw: nil, receipt: Receipt(requestID: "r", verifiedBy: "token:t"))
-        #expect(!refused.renderedAsJSONB)
     }
 }

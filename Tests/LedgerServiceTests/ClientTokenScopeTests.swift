@@ -1,5 +1,6 @@
 import Foundation
 import LedgerCore
+import LedgerTestSupport
 import Testing
 
 /// A client token is minted for one app and one order (or one enrollment): it

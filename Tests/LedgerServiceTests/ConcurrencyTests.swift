@@ -1,6 +1,7 @@
 import Foundation
 import LedgerCore
 import LedgerPostgres
+import LedgerTestSupport
 import Testing
 
 /// Durable acknowledgement under concurrency: a 200 means committed, once.
@@ -27,7 +28,7 @@ struct ConcurrencyTests {
 
         // One connection a delivery, all 400 open and each request sent in full before any
         // answer is read: the server holds all 400 at once (16 workers, one writer).
-        let connections = try deliveries.map { _ in try TestConnection(port: ledger.port, receiveTimeout: 60) }
+        let connections = try deliveries.map { _ in try TestConnection(port: ledger.port, timeout: 60) }
         for (connection, (index, timestamp)) in zip(connections, deliveries) {
             let headers = LedgerFixture.web3Headers(bodies[index], timestamp: String(timestamp))
                 .map { "\($0.0): \($0.1)\r\n" }.joined()

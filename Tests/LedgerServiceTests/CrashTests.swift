@@ -8,100 +8,6 @@ import Testing
 import Glibc
 #endif
 
-/// The real `ledger serve` as a child process. Spawned with posix_spawn and
-/// reaped with waitpid (Foundation's Process can hang off the main thread).
-final class ServeProcess: @unchecked Sendable {
-    // @unchecked: `pid` is immutable; `reaped` is only touched by the test's thread.
-    let pid: pid_t
-    let port: Int
-    let log: String
-    private var exitStatus: Int32?
-
-    /// The `ledger` executable of this build: beside the test bundle, else the package's .build/debug.
-    static func executable() throws -> String {
-        var candidates: [String] = []
-        if let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
-            candidates.append(URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent("ledger").path)
-        }
-        candidates.append(URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("ledger").path)
-        var root = URL(fileURLWithPath: #filePath)
-        while root.path != "/" && !FileManager.default.fileExists(atPath: root.appendingPathComponent("Package.swift").path) {
-            root.deleteLastPathComponent()
-        }
-        candidates.append(root.appendingPathComponent(".build/debug/ledger").path)
-        guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
-            throw ClientError.io("no ledger executable in \(candidates): build the `ledger` product first")
-        }
-        return found
-    }
-
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-        guard bound == 0 else { throw ClientError.io("bind: errno \(errno)") }
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
-    init(databaseURL: String, environment extra: [String: String] = [:]) throws {
-        port = try Self.freePort()
-        log = NSTemporaryDirectory() + "ledger-serve-\(port).log"
-        var environment = LedgerFixture.environment(databaseURL: databaseURL).merging(extra) { $1 }
-        environment["LEDGER_LISTEN"] = "127.0.0.1:\(port)"
-        environment["LEDGER_MIGRATIONS"] = TestDatabase.migrationsDirectory
-        environment["PATH"] = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        let binary = try Self.executable()
-        pid = try spawnLogged([binary, "serve"], environment: environment, log: log)
-    }
-
-    var logText: String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
-
-    /// True once /healthz answers 200; false if the child exits or `seconds` pass.
-    func waitUntilServing(within seconds: Double) -> Bool {
-        eventually(within: seconds, every: 0.05) {
-            if hasExited { return false }
-            return try HTTPClient(port: port, receiveTimeout: 2).get("/healthz").status == 200
-        }
-    }
-
-    var hasExited: Bool {
-        if exitStatus != nil { return true }
-        var status: Int32 = 0
-        if waitpid(pid, &status, WNOHANG) == pid { exitStatus = status; return true }
-        return false
-    }
-
-    /// Sends `signal` and reaps the child; the wait status, or nil if it outlived `seconds`.
-    @discardableResult
-    func signal(_ signal: Int32, waitSeconds seconds: Double = 30) -> Int32? {
-        if let exitStatus { return exitStatus }
-        kill(pid, signal)
-        let deadline = Date(timeIntervalSinceNow: seconds)
-        while Date() < deadline {
-            var status: Int32 = 0
-            let r = waitpid(pid, &status, WNOHANG)
-            if r == pid { exitStatus = status; return status }
-            if r < 0 && errno != EINTR { return nil }
-            usleep(20_000)
-        }
-        return nil
-    }
-
-    deinit {
-        if !hasExited {
-            kill(pid, SIGKILL)
-            var status: Int32 = 0
-            while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
-        }
-        try? FileManager.default.removeItem(atPath: log)
-    }
-}
-
 @Suite("The ledger serve process")
 struct CrashTests {
     @Test("kill -9 in the middle of a webhook load loses no acknowledged event; a restarted server answers their redeliveries as duplicates")
@@ -111,53 +17,16 @@ struct CrashTests {
         let server = try ServeProcess(databaseURL: db.url)
         #expect(server.waitUntilServing(within: 20), "ledger serve did not come up: \(server.logText)")
 
-        let acknowledged = Locked([[UInt8]]())
-        let stop = Atomic<Bool>(false)
-        let group = DispatchGroup()
-        let port = server.port
-        for t in 0..<4 {
-            group.enter()
-            let thread = Thread {
-                defer { group.leave() }
-                let client = HTTPClient(port: port, receiveTimeout: 10)
-                var i = 0
-                while !stop.load(ordering: .relaxed) && i < 5_000 {
-                    let body = LedgerFixture.web3Body("KILL-\(t)-\(i % 8)", status: [1, 2, 5, 3, 4][i % 5], extra: #","seq":"\#(t)-\#(i)""#)
-                    i += 1
-                    let ts = String(Timestamp.now().seconds)
-                    guard let reply = try? client.post("/v1/webhooks/web3", body: body,
-                                                       headers: LedgerFixture.web3Headers(body, timestamp: ts)) else {
-                        usleep(5_000)
-                        continue
-                    }
-                    if reply.status == 200 { acknowledged.with { $0.append(body) } }
-                }
-            }
-            thread.start()
-        }
+        let load = WebhookLoad(port: server.port, threads: 4, prefix: "KILL", orders: 8, timeout: 10)
         // Kill once the load is well under way, while requests are in flight.
-        _ = eventually(within: 20, every: 0.01) { acknowledged.with { $0.count } >= 300 }
+        load.waitForAcknowledged(300, within: 20)
         let status = server.signal(SIGKILL)
-        let ackedAtKill = acknowledged.with { $0.count }
-        stop.store(true, ordering: .relaxed)
-        group.wait()
+        let ackedAtKill = load.acknowledged.count
+        load.stop()
         #expect(status.map { $0 & 0x7f } == SIGKILL, "the server died of SIGKILL (wait status \(status.map(String.init) ?? "none"))")
         #expect(ackedAtKill >= 300, "the load never got going: \(ackedAtKill) acknowledged; log: \(server.logText)")
-
-        let acked = acknowledged.snapshot
-        let c = try db.connect()
-        defer { c.close() }
-        var missing = 0
-        for body in acked {
-            let n = try c.query("SELECT count(*) AS n FROM ledger.events WHERE idempotency_key = $1",
-                                [.text(LedgerFixture.web3Key(body))]).int64(0, "n")
-            if n != 1 { missing += 1 }
-        }
-        #expect(missing == 0, "\(missing) of \(acked.count) acknowledged webhooks are not stored exactly once")
-        let total = try c.query("SELECT count(*) AS n FROM ledger.events").int64(0, "n")
-        #expect(total >= Int64(acked.count))
-        #expect(try ChainVerifier().verify(on: c) == .intact(events: total, head: total), "the chain survives the crash")
-        #expect(try LedgerFixture.verify(databaseURL: db.url) == [], "read models match a replay after the crash")
+        let acked = load.acknowledged
+        try expectEveryAcknowledgedStoredOnce(acked, databaseURL: db.url, after: "the crash")
 
         // A restarted server recognises the acknowledged ones as redeliveries.
         let restarted = try ServeProcess(databaseURL: db.url)
@@ -176,47 +45,15 @@ struct CrashTests {
         defer { LedgerFixture.drop(db) }
         let server = try ServeProcess(databaseURL: db.url)
         #expect(server.waitUntilServing(within: 20), "ledger serve did not come up: \(server.logText)")
-        let acknowledged = Locked([[UInt8]]())
-        let otherStatuses = Locked([Int]())
-        let stop = Atomic<Bool>(false)
-        let group = DispatchGroup()
-        let port = server.port
-        for t in 0..<4 {
-            group.enter()
-            Thread {
-                defer { group.leave() }
-                let client = HTTPClient(port: port, receiveTimeout: 30)
-                var i = 0
-                while !stop.load(ordering: .relaxed) && i < 5_000 {
-                    let body = LedgerFixture.web3Body("TL-\(t)-\(i % 8)", status: [1, 2, 5, 3, 4][i % 5], extra: #","seq":"\#(t)-\#(i)""#)
-                    i += 1
-                    let ts = String(Timestamp.now().seconds)
-                    guard let reply = try? client.post("/v1/webhooks/web3", body: body,
-                                                       headers: LedgerFixture.web3Headers(body, timestamp: ts)) else {
-                        usleep(5_000)
-                        continue
-                    }
-                    if reply.status == 200 { acknowledged.with { $0.append(body) } } else { otherStatuses.with { $0.append(reply.status) } }
-                }
-            }.start()
-        }
-        _ = eventually(within: 20, every: 0.01) { acknowledged.with { $0.count } >= 200 }
+        let load = WebhookLoad(port: server.port, threads: 4, prefix: "TL", orders: 8, timeout: 30)
+        load.waitForAcknowledged(200, within: 20)
         let status = server.signal(SIGTERM, waitSeconds: 30)
-        stop.store(true, ordering: .relaxed)
-        group.wait()
+        load.stop()
         #expect(status != nil, "ledger serve did not exit within 30 s of SIGTERM")
         if let status { #expect(status == 0, "exit status \(status); log: \(server.logText.suffix(2000))") }
-        #expect(otherStatuses.snapshot.allSatisfy { $0 == 503 }, "statuses other than 200: \(otherStatuses.snapshot)")
-
-        let c = try db.connect()
-        defer { c.close() }
-        var notOnce = 0
-        for body in acknowledged.snapshot {
-            let n = try c.query("SELECT count(*) AS n FROM ledger.events WHERE idempotency_key = $1",
-                                [.text(LedgerFixture.web3Key(body))]).int64(0, "n")
-            if n != 1 { notOnce += 1 }
-        }
-        #expect(notOnce == 0, "\(notOnce) of \(acknowledged.snapshot.count) acknowledged webhooks are not stored exactly once")
+        let answered = load.statuses.filter { $0.key != 0 && $0.key != 200 }
+        #expect(answered.keys.allSatisfy { $0 == 503 }, "statuses other than 200: \(answered)")
+        try expectEveryAcknowledgedStoredOnce(load.acknowledged, databaseURL: db.url, after: "SIGTERM")
     }
 
     @Test("every thread of ledger serve blocks SIGTERM and SIGINT, so the signal waits for the one sigwait instead of landing on a thread that drops it")

@@ -109,129 +109,20 @@ struct DatabaseOutageTests {
         let ledger = try LedgerFixture(databaseURL: cluster.url, poolSize: 6) { $0.requestTimeoutSeconds = 9 }
         defer { ledger.stop() }
 
-        let acknowledged = Locked([[UInt8]]())
-        let slow = Locked([String]())
-        let answered = Locked([Int: Int]())
-        let odd = Locked([String]())
-        let stop = Atomic<Bool>(false)
-        let group = DispatchGroup()
-        for t in 0..<6 {
-            group.enter()
-            Thread {
-                defer { group.leave() }
-                var i = 0
-                while !stop.load(ordering: .relaxed) && i < 20_000 {
-                    let body = LedgerFixture.web3Body("OUT-\(t)-\(i % 5)", status: [1, 2, 5, 3, 4][i % 5], extra: #","seq":"\#(t)-\#(i)""#)
-                    i += 1
-                    let started = Date()
-                    do {
-                        let reply = try ledger.sendWeb3(body)
-                        answered.with { $0[reply.status, default: 0] += 1 }
-                        if reply.status == 200 { acknowledged.with { $0.append(body) } }
-                        if reply.status == 503 { usleep(20_000) }
-                        if reply.status != 200 && reply.status != 503 { odd.with { $0.append("\(reply)") } }
-                    } catch {
-                        answered.with { $0[0, default: 0] += 1 }
-                        odd.with { $0.append("no answer after \(Date().timeIntervalSince(started)) s: \(error)") }
-                    }
-                    let seconds = Date().timeIntervalSince(started)
-                    if seconds > 10 { slow.with { $0.append("\(seconds) s") } }
-                }
-            }.start()
-        }
-        _ = eventually(within: 20, every: 0.01) { acknowledged.with { $0.count } >= 100 }
+        let load = WebhookLoad(port: ledger.port, threads: 6, prefix: "OUT", orders: 5, limit: 20_000)
+        load.waitForAcknowledged(100, within: 20)
         try cluster.stop()
         Thread.sleep(forTimeInterval: 1.5)
         try cluster.start()
-        let resumed = acknowledged.with { $0.count }
-        _ = eventually(within: 15, every: 0.05) { acknowledged.with { $0.count } >= resumed + 100 }
-        stop.store(true, ordering: .relaxed)
-        group.wait()
+        let resumed = load.acknowledged.count
+        load.waitForAcknowledged(resumed + 100, within: 15)
+        load.stop()
 
-        let counts = answered.snapshot
+        let counts = load.statuses
         #expect((counts[503] ?? 0) > 0, "the outage was seen: \(counts)")
-        #expect(Set(counts.keys).isSubset(of: [200, 503]), "every delivery got 200 or 503: \(counts); \(odd.snapshot.prefix(5))")
-        #expect(slow.snapshot.isEmpty, "answers slower than the request timeout: \(slow.snapshot)")
-        #expect(acknowledged.with { $0.count } >= resumed + 100, "the load did not resume after the restart: \(counts)")
-
-        let c = try ledger.connect()
-        defer { c.close() }
-        var notOnce = 0
-        for body in acknowledged.snapshot {
-            let n = try c.query("SELECT count(*) AS n FROM ledger.events WHERE idempotency_key = $1",
-                                [.text(LedgerFixture.web3Key(body))]).int64(0, "n")
-            if n != 1 { notOnce += 1 }
-        }
-        #expect(notOnce == 0, "\(notOnce) acknowledged webhooks are not stored exactly once")
-        let total = try c.query("SELECT count(*) AS n FROM ledger.events").int64(0, "n")
-        #expect(try ChainVerifier().verify(on: c) == .intact(events: total, head: total))
-        #expect(try ledger.verify() == [], "read models match a replay after the outage")
-    }
-}
-
-@Suite("A database that answers too slowly")
-struct SlowDatabaseTests {
-    @Test("a write stuck behind a lock answers 503 with Retry-After at the request timeout, never hangs, and its retry is stored once")
-    func stuckWriteTimesOut() throws {
-        let ledger = try LedgerFixture.start("slow") { $0.requestTimeoutSeconds = 2 }
-        defer { ledger.stop() }
-        #expect(try ledger.register("SL-1").status == 201)
-        let holder = try ledger.connect()
-        defer { holder.close() }
-        try holder.query("BEGIN")
-        try holder.query("SELECT 1 FROM ledger.orders WHERE merchant_order_no = 'SL-1' FOR UPDATE")
-
-        let body = LedgerFixture.web3Body("SL-1", status: 3)
-        let started = Date()
-        let stuck = try ledger.sendWeb3(body)
-        let seconds = Date().timeIntervalSince(started)
-        #expect(stuck.status == 503, "\(stuck)")
-        #expect(stuck.header("Retry-After") != nil, "\(stuck.headers)")
-        #expect(stuck.isProblem, "\(stuck)")
-        #expect(seconds < 5, "answered after \(seconds) s with a 2 s request timeout")
-
-        try holder.query("COMMIT")
-        var last: Reply?
-        #expect(eventually(within: 15, every: 0.25) {
-            last = try ledger.sendWeb3(body)
-            return last?.status == 200
-        }, "the retry never succeeded: \(last.map(String.init(describing:)) ?? "-")")
-        #expect(try ledger.storedCount(web3Body: body) == 1)
-        #expect(try ledger.order("SL-1")["status"]?.int64Value == 3)
-    }
-
-    @Test("with every worker stuck on a slow commit, queued requests (and deferred webhooks) still get 503 with Retry-After within the request timeout")
-    func saturatedWorkers() throws {
-        let ledger = try LedgerFixture.start("saturated") {
-            $0.requestTimeoutSeconds = 2
-            $0.workerThreads = 2
-        }
-        defer { ledger.stop() }
-        #expect(try ledger.register("SL-2").status == 201)
-        let holder = try ledger.connect()
-        defer { holder.close() }
-        try holder.query("BEGIN")
-        try holder.query("SELECT 1 FROM ledger.orders WHERE merchant_order_no = 'SL-2' FOR UPDATE")
-
-        // Query observations run on the workers (2 here), so 4 of the 6 wait in the queue
-        // behind the 2 that wait on the lock; signed webhooks take the deferred path and
-        // hold no worker at all. Both kinds must be answered 503 in time.
-        let answers = Locked([(status: Int, seconds: Double, retryAfter: Bool)]())
-        onThreads(8) { i in
-            let started = Date()
-            let reply: Reply?
-            if i < 6 {
-                let body = #"{"provider":"web3","response":{"code":0,"status":2,"statusText":"confirming"},"observedAt":"2026-11-01T12:00:0\#(i)Z"}"#
-                reply = try? ledger.client.post("/v1/orders/SL-2/observations", token: ledger.ingest, json: body)
-            } else {
-                reply = try? ledger.sendWeb3(LedgerFixture.web3Body("SL-2", status: 2, extra: #","seq":\#(i)"#))
-            }
-            answers.with { $0.append((reply?.status ?? 0, Date().timeIntervalSince(started), reply?.header("Retry-After") != nil)) }
-        }
-        try holder.query("COMMIT")
-        let all = answers.snapshot
-        #expect(all.count == 8)
-        #expect(all.allSatisfy { $0.status == 503 && $0.retryAfter }, "\(all)")
-        #expect(all.allSatisfy { $0.seconds < 5 }, "a 2 s request timeout, yet answers took \(all.map(\.seconds))")
+        #expect(Set(counts.keys).isSubset(of: [200, 503]), "every delivery got 200 or 503: \(counts); \(load.unusual.prefix(5))")
+        #expect(load.longestRequest <= 10, "answers slower than the request timeout: \(load.longestRequest) s")
+        #expect(load.acknowledged.count >= resumed + 100, "the load did not resume after the restart: \(counts)")
+        try expectEveryAcknowledgedStoredOnce(load.acknowledged, databaseURL: cluster.url, after: "the outage")
     }
 }

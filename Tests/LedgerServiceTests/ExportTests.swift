@@ -2,6 +2,7 @@ import Foundation
 import LedgerCore
 import LedgerPostgres
 @testable import LedgerService
+import LedgerTestSupport
 import Testing
 
 /// exports.md: `ledger export orders|events` over a half-open period on the ledger's
@@ -206,12 +207,11 @@ final class ExportTests {
         try seedRegistrations(prefix: "L", batches: 40)
         Self.pause()
         let to = Timestamp.now()
-        let connection = try TestConnection(port: ledger.port, receiveTimeout: 20, receiveBufferBytes: 4_096)
+        let connection = try TestConnection(port: ledger.port, timeout: 20, receiveBufferBytes: 4_096)
         try connection.send("GET /v1/exports/events?from=\(Self.q(from.rfc3339))&to=\(Self.q(to.rfc3339)) HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer \(ledger.accountant)\r\n\r\n")
         // Once the head has come (the body has begun), the export's backend (it names itself) is ended.
-        var head = [UInt8](repeating: 0, count: 64)
-        let got = head.withUnsafeMutableBytes { recv(connection.fd, $0.baseAddress, 64, Int32(MSG_WAITALL)) }
-        #expect(got == 64 && String(decoding: head.prefix(12), as: UTF8.self) == "HTTP/1.1 200", "\(String(decoding: head, as: UTF8.self))")
+        let head = (try? connection.receive(exactly: 64)) ?? []
+        #expect(head.count == 64 && String(decoding: head.prefix(12), as: UTF8.self) == "HTTP/1.1 200", "\(String(decoding: head, as: UTF8.self))")
         let ended = eventually(within: 15, every: 0.01) {
             try ledger.count("""
                 SELECT count(pg_terminate_backend(pid)) AS n FROM pg_stat_activity
@@ -220,7 +220,7 @@ final class ExportTests {
                 """) == 1
         }
         #expect(ended, "the export's connection was never seen reading")
-        let (bytes, closed) = connection.drainUntilClosed(within: 15)
+        let (bytes, closed) = connection.readUntilClosed(within: 15)
         #expect(closed, "the server must close the connection")
         let text = String(decoding: head + bytes, as: UTF8.self)
         #expect(text.contains("position,recorded_at"), "\(text.prefix(300))")
@@ -261,8 +261,7 @@ final class ExportTests {
         for attempt in 0..<4 {
             let connection = try TestConnection(port: ledger.port)
             try connection.send("GET /v1/exports/events?from=\(Self.q(from.rfc3339))&to=\(Self.q(to.rfc3339)) HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer \(ledger.accountant)\r\n\r\n")
-            var head = [UInt8](repeating: 0, count: 512)
-            _ = head.withUnsafeMutableBytes { recv(connection.fd, $0.baseAddress, 512, 0) }
+            let head = connection.receiveSome(upTo: 512)
             // Two run at once; the server may not have seen the first ones go yet (then 503).
             let status = String(decoding: head.prefix(12), as: UTF8.self)
             #expect(status == "HTTP/1.1 200" || (attempt >= 2 && status == "HTTP/1.1 503"), "\(String(decoding: head.prefix(40), as: UTF8.self))")

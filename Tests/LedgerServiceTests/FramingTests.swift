@@ -1,5 +1,6 @@
 import Foundation
 import LedgerCore
+import LedgerTestSupport
 import Testing
 
 /// Hostile framing and sizes, sent byte for byte: a proxy in front could frame
@@ -13,13 +14,13 @@ final class FramingTests {
     /// Sends `head` + `body` on a connection that first served a keep-alive
     /// request, and returns the answer plus what followed it.
     private func smuggle(_ head: String, _ body: String) throws -> (reply: Reply, extra: [UInt8], closed: Bool) {
-        let connection = try TestConnection(port: ledger.port, receiveTimeout: 10)
+        let connection = try TestConnection(port: ledger.port, timeout: 10)
         try connection.send("GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n")
         let warmup = try connection.readResponse()
         #expect(warmup.status == 200, "the connection works before the attack: \(warmup)")
         try connection.send(head + "\r\n" + body)
         let reply = try connection.readResponse()
-        let (extra, closed) = connection.drainUntilClosed(within: 5)
+        let (extra, closed) = connection.readUntilClosed(within: 5)
         return (reply, extra, closed)
     }
 

@@ -108,8 +108,8 @@ private final class NginxFront: @unchecked Sendable {
                                   "-keyout", directory + "/key.pem", "-out", directory + "/cert.pem"])
         guard made.code == 0 else { throw ClientError.io("openssl req failed: \(made.output)") }
 
-        tlsPort = try ServeProcess.freePort()
-        plainPort = try ServeProcess.freePort()
+        tlsPort = try freeLoopbackPort()
+        plainPort = try freeLoopbackPort()
         var site = try String(contentsOf: Self.repositoryRoot.appendingPathComponent("Ops/deploy/nginx-ledger.conf"), encoding: .utf8)
         for (from, to) in [
             ("listen 443 ssl;", "listen 127.0.0.1:\(tlsPort) ssl;"),
@@ -148,7 +148,7 @@ private final class NginxFront: @unchecked Sendable {
                             log: directory + "/stdout.log")
         let up = eventually(within: 10, every: 0.05) { [tlsPort, process] in
             if process.hasExited { return false }
-            return (try? TestConnection(port: tlsPort, receiveTimeout: 1)) != nil
+            return (try? TestConnection(port: tlsPort, timeout: 1)) != nil
         }
         guard up else {
             let errors = (try? String(contentsOfFile: directory + "/error.log", encoding: .utf8)) ?? ""
@@ -261,7 +261,7 @@ final class FrontTests {
         let drill = try slowloris(port: ledger.port, tls: false, connections: 300, seconds: 6)
         #expect(drill.int("probes_ok") == 0 && !drill.failedProbes.isEmpty, "\(drill)")
         // And the ledger recovers once they are gone.
-        #expect(eventually(within: 20) { try HTTPClient(port: ledger.port, receiveTimeout: 2).get("/healthz").status == 200 })
+        #expect(eventually(within: 20) { try HTTPClient(port: ledger.port, timeout: 2).get("/healthz").status == 200 })
     }
 
     @Test("through the front a signed webhook over TLS is stored, and plain HTTP is redirected to https")

@@ -1,6 +1,7 @@
 import Foundation
 import LedgerCore
 import LedgerPostgres
+import LedgerTestSupport
 import Testing
 
 /// issue 4, Faults: stopping finishes requests in flight and flushes the
@@ -88,7 +89,7 @@ struct GracefulStopTests {
         #expect(s.stopped.wait(timeout: .now()) == .timedOut)
         let started = Date()
         do {
-            let reply = try HTTPClient(port: s.ledger.port, receiveTimeout: 2).get("/healthz")
+            let reply = try HTTPClient(port: s.ledger.port, timeout: 2).get("/healthz")
             #expect(reply.status == 503, "a stopping server answered a new request with \(reply)")
         } catch ClientError.io(let what) where what.hasPrefix("connect") {
             // Refused: what a load balancer needs to fail over at once.

@@ -1,6 +1,7 @@
 import Foundation
 import LedgerCore
 import LedgerHTTP
+import LedgerTestSupport
 import Testing
 
 /// Inputs written to confuse a parser or exhaust a server: each gets a clean
@@ -85,10 +86,10 @@ final class HostileInputTests {
 
     @Test("a connection that goes silent mid-request is closed by the idle timeout")
     func idleTimeout() throws {
-        let connection = try TestConnection(port: ledger.port, receiveTimeout: 10)
+        let connection = try TestConnection(port: ledger.port, timeout: 10)
         try connection.send("POST /v1/webhooks/web3 HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\n{\"merch")
         let started = Date()
-        let (_, closed) = connection.drainUntilClosed(within: 8)
+        let (_, closed) = connection.readUntilClosed(within: 8)
         #expect(closed, "a slow sender holds its connection forever")
         #expect(Date().timeIntervalSince(started) < 6, "closed only after \(Date().timeIntervalSince(started)) s with a 1 s idle timeout")
     }
@@ -102,13 +103,13 @@ final class HostileInputTests {
         defer { small.stop() }
         var held: [TestConnection] = []
         for _ in 0..<4 {
-            let c = try TestConnection(port: small.port, receiveTimeout: 5)
+            let c = try TestConnection(port: small.port, timeout: 5)
             try c.send("GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n")
             #expect(try c.readResponse().status == 200)
             held.append(c)
         }
         var servedBeyondLimit = false
-        if let extra = try? TestConnection(port: small.port, receiveTimeout: 1) {
+        if let extra = try? TestConnection(port: small.port, timeout: 1) {
             try? extra.send("GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
             if let reply = try? extra.readResponse(), reply.status == 200 { servedBeyondLimit = true }
         }
@@ -121,13 +122,13 @@ final class HostileInputTests {
     func perIPLimit() throws {
         var held: [TestConnection] = []
         for _ in 0..<6 {
-            let c = try TestConnection(port: ledger.port, receiveTimeout: 5)
+            let c = try TestConnection(port: ledger.port, timeout: 5)
             try c.send("GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n")
             #expect(try c.readResponse().status == 200)
             held.append(c)
         }
         var servedBeyondLimit = false
-        if let extra = try? TestConnection(port: ledger.port, receiveTimeout: 1) {
+        if let extra = try? TestConnection(port: ledger.port, timeout: 1) {
             try? extra.send("GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
             if let reply = try? extra.readResponse(), reply.status == 200 { servedBeyondLimit = true }
         }

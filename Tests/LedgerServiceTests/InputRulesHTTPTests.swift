@@ -2,6 +2,7 @@ import Foundation
 import LedgerCore
 import LedgerPostgres
 @testable import LedgerService
+import LedgerTestSupport
 import Testing
 
 /// Issue 18, item 6, against the real service: inputs http-api.md refuses get a 400

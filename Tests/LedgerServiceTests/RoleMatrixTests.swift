@@ -2,6 +2,7 @@ import Foundation
 @testable import LedgerAPI
 import LedgerCore
 @testable import LedgerService
+import LedgerTestSupport
 import Testing
 
 extension Route: CustomTestStringConvertible {

@@ -1,4 +1,5 @@
 import Foundation
+import LedgerTestSupport
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -37,7 +37,7 @@ struct StuckShutdownTests {
             let port = server.port
             Thread { [reply] in
                 let body = LedgerFixture.web3Body("STUCK-1", status: 3)
-                let answer = try? HTTPClient(port: port, receiveTimeout: 60).post(
+                let answer = try? HTTPClient(port: port, timeout: 60).post(
                     "/v1/webhooks/web3", body: body, headers: LedgerFixture.web3Headers(body, timestamp: String(Timestamp.now().seconds)))
                 reply.with { $0 = answer?.status ?? 0 }
             }.start()

@@ -3,6 +3,7 @@ import LedgerCore
 @testable import LedgerAPI
 import LedgerPostgres
 @testable import LedgerService
+import LedgerTestSupport
 import Testing
 
 /// issue 4, Roles and tokens: a revoked token stops working at once. Lookups are

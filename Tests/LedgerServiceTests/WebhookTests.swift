@@ -1,6 +1,7 @@
 import Foundation
 import LedgerCore
 import LedgerPostgres
+import LedgerTestSupport
 import Testing
 
 /// Provider webhooks authenticate by signature (providers.md): refused ones go

@@ -14,7 +14,7 @@ public final class ScratchCluster: @unchecked Sendable {
         let dir = NSTemporaryDirectory() + "ledger-scratch-\(UInt32.random(in: 0...UInt32.max))"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         directory = dir
-        port = try Self.freePort()
+        port = try freeLoopbackPort()
         if getuid() == 0 { try Self.run(["/bin/chown", "postgres:postgres", dir]) }
         try asOwner(["\(Self.bin)/initdb", "-D", dir + "/data", "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C.UTF-8"])
         try start()
@@ -67,19 +67,5 @@ public final class ScratchCluster: @unchecked Sendable {
         guard exited && code == 0 else {
             throw PostgresError.connectionFailed("\(command.joined(separator: " ")) failed (status \(status))")
         }
-    }
-
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        addr.sin_port = 0
-        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) } }
-        guard bound == 0 else { throw PostgresError.connectionFailed("no free port") }
-        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
-        return Int(UInt16(bigEndian: addr.sin_port))
     }
 }

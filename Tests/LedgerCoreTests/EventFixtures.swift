@@ -1,18 +1,7 @@
 import Testing
 import LedgerCore
 
-/// SplitMix64: a tiny seeded generator, so every property run is reproducible.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+// Builders for the orders, events and times the core's suites share, valid by construction.
 
 extension Array where Element == UInt8 {
     init(_ s: StaticString) { self = Array(String(describing: s).utf8) }
@@ -56,26 +45,4 @@ func recorded(_ events: [LedgerEvent]) -> [RecordedEvent] {
 
 func fold(_ no: MerchantOrderNo, _ events: [RecordedEvent]) -> OrderState {
     OrderState.replay(no, events)
-}
-
-/// Runs a throwing call and returns its error as a CoreError (nil when it succeeded).
-/// Any other error type is a test failure: the core must only throw CoreError.
-func coreError<T>(_ body: () throws -> T) -> CoreError? {
-    do {
-        _ = try body()
-        return nil
-    } catch let error as CoreError {
-        return error
-    } catch {
-        Issue.record("unexpected error type: \(error)")
-        return nil
-    }
-}
-
-/// Stores an event the way the ledger does (type, payload and metadata as JSON
-/// text, observed_at as a column) and reads it back.
-func storedRoundTrip(_ e: LedgerEvent) -> LedgerEvent? {
-    guard let payload = try? JSONValue.parse(e.payload.serializedBytes),
-          let metadata = try? JSONValue.parse(e.metadata.serializedBytes) else { return nil }
-    return try? LedgerEvent(type: e.type, payload: payload, observedAt: e.observedAt, metadata: metadata)
 }

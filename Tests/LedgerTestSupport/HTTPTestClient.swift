@@ -1,42 +1,35 @@
 import Foundation
-import LedgerCore
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// One HTTP response as the test saw it on the wire.
-struct Reply: CustomStringConvertible {
-    var status: Int
-    var headers: [(String, String)]
-    var body: [UInt8]
+public struct Reply: CustomStringConvertible, Sendable {
+    public var status: Int
+    public var headers: [(String, String)]
+    public var body: [UInt8]
 
-    func header(_ name: String) -> String? {
+    public init(status: Int, headers: [(String, String)], body: [UInt8]) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    public func header(_ name: String) -> String? {
         headers.first { $0.0.lowercased() == name.lowercased() }?.1
     }
 
-    var text: String { String(decoding: body, as: UTF8.self) }
+    public var text: String { String(decoding: body, as: UTF8.self) }
 
-    /// The body parsed as JSON, or nil when it is not JSON.
-    var json: JSONValue? { try? JSONValue.parse(body) }
-
-    subscript(key: String) -> JSONValue? { json?[key] }
-
-    var description: String { "HTTP \(status) \(header("Content-Type") ?? "-") \(text.prefix(600))" }
-
-    /// True when this is an RFC 9457 problem whose `status` matches the HTTP status.
-    var isProblem: Bool {
-        guard header("Content-Type")?.lowercased().hasPrefix("application/problem+json") == true, let j = json else { return false }
-        return j["type"]?.stringValue != nil && j["title"]?.stringValue?.isEmpty == false
-            && j["status"]?.int64Value == Int64(status) && j["detail"]?.stringValue?.isEmpty == false
-    }
+    public var description: String { "HTTP \(status) \(header("Content-Type") ?? "-") \(text.prefix(600))" }
 }
 
-enum ClientError: Error, CustomStringConvertible {
+public enum ClientError: Error, CustomStringConvertible {
     case io(String)
     case closed
     case malformed(String)
 
-    var description: String {
+    public var description: String {
         switch self {
         case .io(let what): return "socket error: \(what)"
         case .closed: return "the server closed the connection (or timed out) before a whole response arrived"
@@ -45,16 +38,19 @@ enum ClientError: Error, CustomStringConvertible {
     }
 }
 
-/// A deliberately small HTTP/1.1 client over a raw loopback socket, so tests
-/// can send framing byte for byte and see exactly what the server answered.
-final class TestConnection: @unchecked Sendable {
+/// A deliberately small HTTP/1.1 client over a raw loopback socket, so tests can
+/// send framing byte for byte (pipelined, partial, slow) and see exactly what the
+/// server answered, on one connection kept alive for as long as the test wants.
+public final class TestConnection: @unchecked Sendable {
     // @unchecked: one thread may send while another reads; `send` touches only
     // the socket, and `buffer` belongs to the reading thread.
-    let fd: Int32
+    private let fd: Int32
     private var buffer: [UInt8] = []
 
+    /// `timeout`: how long one receive or one send may block before it fails, so a
+    /// server that stops answering fails the test instead of hanging it.
     /// `receiveBufferBytes`: a small receive window, set before connecting (a slow reader).
-    init(port: Int, receiveTimeout: Double = 20, receiveBufferBytes: Int32? = nil) throws {
+    public init(port: Int, timeout: Double = 20, receiveBufferBytes: Int32? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw ClientError.io("socket: errno \(errno)") }
         if var size = receiveBufferBytes {
@@ -75,16 +71,18 @@ final class TestConnection: @unchecked Sendable {
             // (an in-process server's new connection: libmicrohttpd then aborts).
             throw ClientError.io("connect to 127.0.0.1:\(port): errno \(errno)")
         }
-        var timeout = timeval(tv_sec: Int(receiveTimeout), tv_usec: Int(receiveTimeout.truncatingRemainder(dividingBy: 1) * 1e6))
-        _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        _ = setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var limit = timeval(tv_sec: Int(timeout), tv_usec: Int(timeout.truncatingRemainder(dividingBy: 1) * 1e6))
+        _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+        _ = setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
     }
 
     deinit { close(fd) }
 
-    func send(_ text: String) throws { try send(Array(text.utf8)) }
+    public func send(_ text: String) throws { try send(Array(text.utf8)) }
 
-    func send(_ bytes: [UInt8]) throws {
+    /// Writes every byte (the kernel may take them in parts); throws once the server
+    /// has closed or reset the connection, or a write blocks past the timeout.
+    public func send(_ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
             let written = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL)) }
@@ -94,9 +92,9 @@ final class TestConnection: @unchecked Sendable {
         }
     }
 
-    /// Reads more bytes; false on EOF, error or timeout.
-    private func fill() -> Bool {
-        var chunk = [UInt8](repeating: 0, count: 65_536)
+    /// Reads at most `limit` more bytes into the buffer; false on EOF, error or timeout.
+    private func fill(upTo limit: Int = 65_536) -> Bool {
+        var chunk = [UInt8](repeating: 0, count: limit)
         while true {
             let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if count < 0 && errno == EINTR { continue }
@@ -118,15 +116,26 @@ final class TestConnection: @unchecked Sendable {
         }
     }
 
-    private func bytes(_ count: Int) throws -> [UInt8] {
-        while buffer.count < count { guard fill() else { throw ClientError.closed } }
+    /// Exactly `count` bytes of what the server sent, read no further than that
+    /// (a slow reader keeps the rest in the server's socket).
+    public func receive(exactly count: Int) throws -> [UInt8] {
+        while buffer.count < count { guard fill(upTo: count - buffer.count) else { throw ClientError.closed } }
         let out = Array(buffer[..<count])
         buffer.removeFirst(count)
         return out
     }
 
+    /// Whatever one read returns, at most `limit` bytes; empty on EOF or timeout.
+    public func receiveSome(upTo limit: Int) -> [UInt8] {
+        if buffer.isEmpty { _ = fill(upTo: limit) }
+        let out = Array(buffer.prefix(limit))
+        buffer.removeFirst(out.count)
+        return out
+    }
+
     /// Reads one response: Content-Length, chunked, or until the server closes.
-    func readResponse() throws -> Reply {
+    /// `toHEAD`: the answer to a HEAD request, which has headers only.
+    public func readResponse(toHEAD: Bool = false) throws -> Reply {
         let statusLine = try line()
         let parts = statusLine.split(separator: " ")
         guard parts.count >= 2, parts[0].hasPrefix("HTTP/1."), let status = Int(parts[1]) else {
@@ -140,9 +149,9 @@ final class TestConnection: @unchecked Sendable {
             headers.append((String(header[..<colon]), header[header.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
         }
         var reply = Reply(status: status, headers: headers, body: [])
-        if status == 204 || status == 304 || status < 200 { return reply }
+        if toHEAD || status == 204 || status == 304 || status < 200 { return reply }
         if let length = reply.header("Content-Length").flatMap(Int.init) {
-            reply.body = try bytes(length)
+            reply.body = try receive(exactly: length)
         } else if reply.header("Transfer-Encoding")?.lowercased() == "chunked" {
             while true {
                 let sizeLine = try line()
@@ -151,7 +160,7 @@ final class TestConnection: @unchecked Sendable {
                     while try !line().isEmpty {}
                     break
                 }
-                reply.body += try bytes(size)
+                reply.body += try receive(exactly: size)
                 _ = try line()
             }
         } else {
@@ -162,50 +171,69 @@ final class TestConnection: @unchecked Sendable {
         return reply
     }
 
-    /// Reads until the server closes or `seconds` pass: the bytes that arrived
-    /// after the last response, and whether the connection was closed.
-    func drainUntilClosed(within seconds: Double) -> (extra: [UInt8], closed: Bool) {
-        var extra = buffer
+    /// Reads until the server closes the connection (a reset counts) or `seconds`
+    /// pass, whatever the timeout: every byte not yet read, and whether it closed.
+    public func readUntilClosed(within seconds: Double) -> (bytes: [UInt8], closed: Bool) {
+        var bytes = buffer
         buffer = []
-        var timeout = timeval(tv_sec: 0, tv_usec: 200_000)
-        _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        let deadline = Date(timeIntervalSinceNow: seconds)
+        let deadline = ContinuousClock.now + .seconds(seconds)
         var chunk = [UInt8](repeating: 0, count: 65_536)
-        while Date() < deadline {
-            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if count == 0 { return (extra, true) }
-            if count > 0 { extra.append(contentsOf: chunk[0..<count]); continue }
-            if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { continue }
-            return (extra, true)  // a reset is a close too
+        while true {
+            let left = deadline - .now
+            guard left > .zero else { return (bytes, false) }
+            var waiting = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&waiting, 1, Int32(max(1, (left / .milliseconds(1)).rounded(.up))))
+            if ready < 0 && errno != EINTR { return (bytes, true) }
+            guard ready > 0 else { continue }
+            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            if count > 0 {
+                bytes.append(contentsOf: chunk[0..<count])
+            } else if count == 0 || !(errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
+                return (bytes, true)
+            }
         }
-        return (extra, false)
     }
+
+    /// True when the server closes the connection within `seconds` (what it sends meanwhile is discarded).
+    public func closesWithin(_ seconds: Double) -> Bool { readUntilClosed(within: seconds).closed }
 }
 
 /// Sends one request per connection (`Connection: close`) and reads the reply.
-struct HTTPClient: Sendable {
-    let port: Int
-    var receiveTimeout: Double = 20
+public struct HTTPClient: Sendable {
+    public let port: Int
+    public var timeout: Double
 
-    func send(_ method: String, _ target: String, headers: [(String, String)] = [], body: [UInt8] = []) throws -> Reply {
+    public init(port: Int, timeout: Double = 20) {
+        self.port = port
+        self.timeout = timeout
+    }
+
+    /// `request`, byte for byte, on a fresh connection: the one answer it gets.
+    public func exchange(_ request: String) throws -> Reply {
+        let connection = try TestConnection(port: port, timeout: timeout)
+        try connection.send(request)
+        return try connection.readResponse()
+    }
+
+    public func send(_ method: String, _ target: String, headers: [(String, String)] = [], body: [UInt8] = []) throws -> Reply {
         var head = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
         if !body.isEmpty || method == "POST" || method == "PUT" { head += "Content-Length: \(body.count)\r\n" }
         head += "\r\n"
-        let connection = try TestConnection(port: port, receiveTimeout: receiveTimeout)
+        let connection = try TestConnection(port: port, timeout: timeout)
         try connection.send(Array(head.utf8) + body)
-        return try connection.readResponse()
+        return try connection.readResponse(toHEAD: method == "HEAD")
     }
 
-    func get(_ target: String, token: String? = nil, headers: [(String, String)] = []) throws -> Reply {
+    public func get(_ target: String, token: String? = nil, headers: [(String, String)] = []) throws -> Reply {
         try send("GET", target, headers: bearer(token) + headers)
     }
 
-    func post(_ target: String, token: String? = nil, json: String, headers: [(String, String)] = []) throws -> Reply {
+    public func post(_ target: String, token: String? = nil, json: String, headers: [(String, String)] = []) throws -> Reply {
         try send("POST", target, headers: bearer(token) + [("Content-Type", "application/json")] + headers, body: Array(json.utf8))
     }
 
-    func post(_ target: String, token: String? = nil, body: [UInt8], headers: [(String, String)] = []) throws -> Reply {
+    public func post(_ target: String, token: String? = nil, body: [UInt8], headers: [(String, String)] = []) throws -> Reply {
         try send("POST", target, headers: bearer(token) + [("Content-Type", "application/json")] + headers, body: body)
     }
 
