@@ -1,3 +1,4 @@
+import LedgerCore
 import Synchronization
 
 /// One HTTP request as the service sees it: fully read, decoded, and free of C types.
@@ -57,27 +58,8 @@ public struct HTTPRequest: Sendable {
         headers[Self.fieldName(name)]
     }
 
-    /// A header name lowercased. Names are ASCII tokens: they are lowercased byte by
-    /// byte (and returned as they are when already lowercase); anything else goes
-    /// through `lowercased()`. This runs for every header of every request.
-    static func fieldName(_ name: String) -> String {
-        var ascii = true, upper = false
-        for byte in name.utf8 {
-            if byte >= 0x80 { ascii = false; break }
-            if byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") { upper = true }
-        }
-        guard ascii else { return name.lowercased() }
-        guard upper else { return name }
-        // Written in place: a name of up to 15 bytes becomes a small string, no allocation.
-        return String(unsafeUninitializedCapacity: name.utf8.count) { buffer in
-            var n = 0
-            for byte in name.utf8 {
-                buffer[n] = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte + 32 : byte
-                n += 1
-            }
-            return n
-        }
-    }
+    /// A header name lowercased (`HeaderName.lowercased`); this runs for every header of every request.
+    static func fieldName(_ name: String) -> String { HeaderName.lowercased(name) }
 }
 
 /// Request ids: accepted from clients only when harmless to log and echo.

@@ -1,3 +1,5 @@
+import LedgerCore
+
 /// One request as the use cases see it, whatever carried it: its headers (names
 /// lowercased), its body as sent, the id it is logged and answered under, where it
 /// came from, and the path it was sent to (kept with a quarantined delivery).
@@ -18,6 +20,6 @@ public struct Delivery: Sendable {
 
     /// A header's value; `name` is matched case-insensitively.
     public func header(_ name: String) -> String? {
-        headers[name] ?? headers[name.lowercased()]
+        headers[HeaderName.lowercased(name)]
     }
 }
