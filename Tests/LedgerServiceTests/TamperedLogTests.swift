@@ -169,10 +169,10 @@ struct TamperedLogTests {
     }
 }
 
-/// The HTTP reads that fold an order's events (`asOf`, the timeline) answer a problem, not a state.
+/// The HTTP reads that fold events (`asOf`, the timeline, an events export) answer a problem, not a state.
 @Suite("A tampered log over HTTP")
 struct TamperedLogHTTPTests {
-    @Test("asOf and the timeline answer 500 \"Ledger integrity failure\" naming the position; the stored read model is still served")
+    @Test("asOf, the timeline and an events export answer 500 \"Ledger integrity failure\" naming the position; the stored read model is still served")
     func asOfRefuses() throws {
         let f = try LedgerFixture.start("tamperhttp")
         defer { f.stop() }
@@ -187,7 +187,7 @@ struct TamperedLogHTTPTests {
         let position = try c.query("SELECT max(position) AS p FROM ledger.events").int64(0, "p")
         try TamperedLogTests.tamper(c, position: position, path: "{status}", value: "5")
 
-        for target in ["/v1/orders/TH-1?asOf=\(asOf)", "/v1/orders/TH-1/events"] {
+        for target in ["/v1/orders/TH-1?asOf=\(asOf)", "/v1/orders/TH-1/events", "/v1/exports/events?from=2020-01-01&to=2100-01-01"] {
             let reply = try f.client.get(target, token: f.auditor)
             #expect(reply.status == 500 && reply.isProblem, "\(target): \(reply)")
             #expect(reply.text.contains("Ledger integrity failure"), "\(target): \(reply.text)")
