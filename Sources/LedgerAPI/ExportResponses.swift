@@ -42,8 +42,8 @@ final class ExportResponses: Sendable {
         let connection = try PostgresConnection(connectionString: connectionString, connectTimeoutSeconds: 2,
                                                 deadline: .now + .seconds(5))
         let body = StreamedExport(ExportSession(kind: kind, from: from, to: to, format: format, connection: connection), slot: slot)
-        // The snapshot is taken and the first chunk made before the status is sent, so a
-        // database that cannot be reached is a 503, not a cut-off 200.
+        // The snapshot is taken and the first rows made before the status is sent, so a
+        // database that cannot be reached is a 503, and a broken chain in them a 500, not a cut-off 200.
         try body.prime()
         let name = "\(kind.rawValue)-\(from.rfc3339)-\(to.rfc3339).\(format.rawValue)"
         return HTTPResponse(status: 200, headers: [
@@ -85,8 +85,13 @@ final class StreamedExport: @unchecked Sendable {
         self.slot = slot
     }
 
+    /// The header and the first rows: a fault in those (the database gone, a broken hash
+    /// chain) is then answered as a problem, not as a 200 cut off.
     func prime() throws {
-        try lock.withLock { _ in primed = try session?.next() }
+        try lock.withLock { _ in
+            primed = try session?.next()
+            if primed != nil, let rows = try session?.next() { primed! += rows }
+        }
     }
 
     func next() throws -> [UInt8]? {

@@ -15,7 +15,7 @@ extension ServiceError {
         case .conflict: return 409
         case .unavailable: return 503
         case .notImplemented: return 501
-        case .internalError: return 500
+        case .internalError, .integrityFailure: return 500
         }
     }
 
@@ -31,6 +31,11 @@ extension ServiceError {
         case .unavailable(let detail):
             return .problem(status: 503, title: "Service unavailable", detail: detail, headers: [("Retry-After", "2")])
         case .notImplemented(let detail): return .problem(status: 501, title: "Not implemented", detail: detail)
+        case .integrityFailure(let detail):
+            // Not the caller's fault and not worth a retry: the stored log fails its own hash
+            // chain (docs/decisions.md). The detail names only the position, no content.
+            return .problem(status: 500, title: "Ledger integrity failure", detail: detail,
+                            type: "urn:ledger:problem:integrity-failure")
         case .internalError:
             // The detail stays in the log; the caller gets no internals.
             return .problem(status: 500, title: "Internal error", detail: "the ledger failed to handle this request; it has been logged")

@@ -13,11 +13,15 @@ public enum ServiceError: Error {
     case unavailable(String)
     case notImplemented(String)
     case internalError(String)
+    /// The hash chain is broken below the events a read would fold into state (`ChainBreak`):
+    /// it shows nothing, and says so.
+    case integrityFailure(String)
 
     /// Classifies any error thrown below the service.
     public static func from(_ error: Error) -> ServiceError {
         switch error {
         case let e as ServiceError: return e
+        case let e as ChainBreak: return .integrityFailure(e.description)
         case let e as CoreError:
             if case .invalidEvent = e { return .internalError(e.description) }   // stored data, not the caller's input
             return e.isUnauthenticated ? .unauthenticated(e.message) : .invalidInput(e)

@@ -85,6 +85,7 @@ public struct LedgerCLI {
             }
         case let e as MigrationError: return (e.description, 1)
         case let e as MaintenanceError: return (e.description, 1)
+        case let e as ChainBreak: return (e.description, 1)
         case let e as TokenStoreError: return (e.description, 1)
         case let e as HTTPServerError: return (e.description, 2)
         default: return (String(describing: error), 1)

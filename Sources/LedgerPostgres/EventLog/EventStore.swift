@@ -149,12 +149,13 @@ public struct EventStore: Sendable {
 
     /// Declares cursor `name` over the events recorded in [`from`, `to`), in ledger order,
     /// inside the caller's transaction; `fetch` then reads it a batch at a time, so memory
-    /// stays flat however many there are (exports.md). `raw` is left out (nil).
+    /// stays flat however many there are (exports.md). `raw` is read too (no export shows
+    /// it): the hash covers it, and an export checks the chain around what it folds.
     public func declareRecorded(from: Timestamp, to: Timestamp, cursor name: String, on connection: PostgresConnection) throws {
         try connection.query("""
             DECLARE \(name) NO SCROLL CURSOR FOR
             SELECT position, event_id::text AS event_id, stream, stream_version, type, source, payload::text AS payload,
-                   NULL::bytea AS raw, metadata::text AS metadata, idempotency_key,
+                   raw, metadata::text AS metadata, idempotency_key,
                    ledger.micros(recorded_at) AS recorded_us, ledger.micros(observed_at) AS observed_us, hash
               FROM ledger.events
              WHERE recorded_at >= ledger.from_micros($1) AND recorded_at < ledger.from_micros($2)
@@ -168,12 +169,12 @@ public struct EventStore: Sendable {
     }
 
     /// A stream's events below `position`, or recorded before `recordedBefore`, in ledger
-    /// order, without their raw bodies (what a fold needs, for exports).
+    /// order (what a fold needs, for exports; `raw` too, so that their hashes can be checked).
     public func readForReplay(stream: String, below position: Int64 = .max, recordedBefore: Timestamp? = nil,
                      on connection: PostgresConnection) throws -> [StoredEvent] {
         try Self.events(connection.query("""
             SELECT position, event_id::text AS event_id, stream, stream_version, type, source, payload::text AS payload,
-                   NULL::bytea AS raw, metadata::text AS metadata, idempotency_key,
+                   raw, metadata::text AS metadata, idempotency_key,
                    ledger.micros(recorded_at) AS recorded_us, ledger.micros(observed_at) AS observed_us, hash
               FROM ledger.events
              WHERE stream = $1 AND position < $2 AND ($3::bigint IS NULL OR recorded_at < ledger.from_micros($3))
@@ -205,13 +206,13 @@ public struct EventStore: Sendable {
         return Dictionary(grouping: try Self.events(result), by: \.stream)
     }
 
-    /// Many streams' events below `position`, in ledger order, without raw bodies, by
+    /// Many streams' events below `position`, in ledger order, by
     /// stream (one round trip: an events export folds a batch's new orders with it).
     public func readForReplay(streams: [String], below position: Int64, on connection: PostgresConnection) throws -> [String: [StoredEvent]] {
         if streams.isEmpty { return [:] }
         let result = try connection.query("""
             SELECT position, event_id::text AS event_id, stream, stream_version, type, source, payload::text AS payload,
-                   NULL::bytea AS raw, metadata::text AS metadata, idempotency_key,
+                   raw, metadata::text AS metadata, idempotency_key,
                    ledger.micros(recorded_at) AS recorded_us, ledger.micros(observed_at) AS observed_us, hash
               FROM ledger.events
              WHERE stream = ANY($1::text[]) AND position < $2

@@ -18,11 +18,30 @@ package struct ReadModelCheck {
 
     /// Every difference between a replay of the events and the read models, in words.
     package func differences(on c: PostgresConnection) throws -> [String] {
-        try orderDifferences(on: c) + enrollmentDifferences(on: c)
+        var found: [String] = []
+        try check(on: c) { found.append($0.text) }
+        return found
     }
 
-    private func orderDifferences(on c: PostgresConnection) throws -> [String] {
-        var found: [String] = []
+    /// Hands each difference to `each` as it is found (orders by number, then the order
+    /// streams without a row, then the enrollments), so that memory does not grow with them.
+    package func check(on c: PostgresConnection, each: (ReadModelDifference) throws -> Void) throws {
+        try withoutActuallyEscaping(each) { each in
+            let sink = Sink(each: each)
+            try orderDifferences(on: c, sink)
+            try enrollmentDifferences(on: c, sink)
+        }
+    }
+
+    /// Where the checks hand their differences.
+    private struct Sink {
+        let each: (ReadModelDifference) throws -> Void
+        func add(_ subject: String, _ fields: [String], _ text: String) throws {
+            try each(ReadModelDifference(subject: subject, fields: fields, text: text))
+        }
+    }
+
+    private func orderDifferences(on c: PostgresConnection, _ sink: Sink) throws {
         var after = ""
         while true {
             let page = try c.query(Self.pageSQL, [.text(after), .int(Int64(OrderDocuments.version))])
@@ -33,23 +52,26 @@ package struct ReadModelCheck {
             for (r, text) in numbers.enumerated() {
                 guard let no = try? MerchantOrderNo(stored: text),
                       let stored = try? OrderState(storage: JSONValue.parse(stored: try page.string(r, "state"))) else {
-                    found.append("order \(text): the read model row cannot be read")
+                    try sink.add("order \(text)", ["(unreadable)"], "order \(text): the read model row cannot be read")
                     continue
                 }
                 let storedPaid = try page.value(r, "paid_recorded_us").flatMap(Int64.init).map(Timestamp.init(microseconds:))
                 guard let events = streams["order-" + text], !events.isEmpty else {
-                    found.append("order \(text): in ledger.orders but has no events")
+                    try sink.add("order \(text)", ["(no events)"], "order \(text): in ledger.orders but has no events")
                     continue
                 }
-                guard let (replayed, replayedPaid) = replay(no, events, unreadable: &found) else { continue }
-                if stored != replayed {
-                    found.append("order \(text): the read model differs from a replay of its events (status \(stored.status.rawValue) stored, \(replayed.status.rawValue) replayed)")
-                } else if storedPaid != replayedPaid {
-                    found.append("order \(text): paid_recorded_at differs from a replay of its events")
-                } else {
-                    found += try columnDifferences(no, replayed, page, r)
-                    found += try documentDifferences(no, replayed, page, r)
+                guard let (replayed, replayedPaid) = try replay(no, events, sink) else { continue }
+                // Every field that differs, so that a reducer change can be reviewed field by field.
+                var fields = stored == replayed ? [] : ReadModelDifference.stateFields(stored: stored, replayed: replayed)
+                if storedPaid != replayedPaid { fields.append("paid_recorded_at") }
+                fields += try columnDifferences(replayed, page, r)
+                fields += try documentDifferences(replayed, page, r)
+                guard !fields.isEmpty else { continue }
+                var text = "order \(text): \(fields.joined(separator: ", ")) differ from a replay of its events"
+                if stored.status != replayed.status {
+                    text += " (state.status \(stored.status.rawValue) stored, \(replayed.status.rawValue) replayed)"
                 }
+                try sink.add("order \(no.value)", fields, text)
             }
         }
         // A stream's first event marks it once: the streams of orders that have no row.
@@ -59,26 +81,30 @@ package struct ReadModelCheck {
                AND NOT EXISTS (SELECT 1 FROM ledger.orders o WHERE o.merchant_order_no = substr(e.stream, 7))
              ORDER BY 1
             """)
-        for r in 0..<orphans.count { found.append("order \(try orphans.string(r, "no")): has events but no row in ledger.orders") }
-        return found
+        for r in 0..<orphans.count {
+            let no = try orphans.string(r, "no")
+            try sink.add("order \(no)", ["(no row)"], "order \(no): has events but no row in ledger.orders")
+        }
     }
 
     /// An order's state folded from its stream, as the projection folds it; nil (and the
-    /// event named in `unreadable`) when one of its events cannot be read back.
-    private func replay(_ no: MerchantOrderNo, _ events: [StoredEvent], unreadable: inout [String]) -> (OrderState, Timestamp?)? {
+    /// event named to `sink`) when one of its events cannot be read back.
+    private func replay(_ no: MerchantOrderNo, _ events: [StoredEvent], _ sink: Sink) throws -> (OrderState, Timestamp?)? {
         var model: (OrderState, Timestamp?) = (OrderState(merchantOrderNo: no), nil)
         for stored in events {
             let recorded: RecordedEvent
             do {
                 recorded = try EventMapping.recorded(stored)
             } catch {
-                unreadable.append("event \(stored.position) (\(stored.stream)) cannot be read back: \(error)")
+                try sink.add("event \(stored.position)", ["(unreadable event)"],
+                             "event \(stored.position) (\(stored.stream)) cannot be read back: \(error)")
                 return nil
             }
             // The service writes an order's events to its own stream; another writer could
             // have broken that (the projection would fold such an event into the order it names).
             if let named = recorded.event.merchantOrderNo, named != no {
-                unreadable.append("event \(stored.position) in stream \(stored.stream) names order \(named.value): an order's stream must hold its own events only")
+                try sink.add("event \(stored.position)", ["(foreign stream)"],
+                             "event \(stored.position) in stream \(stored.stream) names order \(named.value): an order's stream must hold its own events only")
                 continue
             }
             OrderProjection.fold(&model, recorded)
@@ -102,7 +128,7 @@ package struct ReadModelCheck {
     /// The columns that lists and filters read (`GET /v1/orders`), copies of the state's
     /// fields, against the replayed state: a row whose state is right but whose copies
     /// drifted would answer lists wrongly.
-    private func columnDifferences(_ no: MerchantOrderNo, _ s: OrderState, _ page: QueryResult, _ r: Int) throws -> [String] {
+    private func columnDifferences(_ s: OrderState, _ page: QueryResult, _ r: Int) throws -> [String] {
         func flag(_ value: Bool) -> String { value ? "t" : "f" }
         var expected: [(column: String, value: String?)] = [
             ("provider", s.provider), ("status", String(s.status.rawValue)), ("status_name", s.statusName),
@@ -115,20 +141,20 @@ package struct ReadModelCheck {
         ]
         // A state without an update time was saved with the time of saving: nothing to compare.
         if let updated = s.updatedAt { expected.append(("updated_us", String(updated.microseconds))) }
-        let differing = try expected.filter { try page.value(r, $0.column) != $0.value }.map(\.column)
-        guard !differing.isEmpty else { return [] }
-        return ["order \(no.value): \(differing.joined(separator: ", ")) differ from a replay of its events"]
+        // The column names, as lists and filters know them (`_us` is only how they are read here).
+        return try expected.filter { try page.value(r, $0.column) != $0.value }
+            .map { $0.column.hasSuffix("_us") ? String($0.column.dropLast(3)) + "_at" : $0.column }
     }
 
     /// The stored response documents (what GET answers) against those rendered
     /// from the replayed state. A document of another rendering version is not
     /// served (it is derived from the state), so it is no difference.
-    private func documentDifferences(_ no: MerchantOrderNo, _ replayed: OrderState, _ page: QueryResult, _ r: Int) throws -> [String] {
+    private func documentDifferences(_ replayed: OrderState, _ page: QueryResult, _ r: Int) throws -> [String] {
         let expected = OrderDocuments(replayed)
         var found: [String] = []
         for (masked, column) in [(false, "document"), (true, "document_masked")] {
             if let stored = try page.value(r, column), Array(stored.utf8) != expected.body(masked: masked) {
-                found.append("order \(no.value): the stored \(masked ? "masked " : "")response document differs from one rendered from a replay of its events")
+                found.append(column)
             }
         }
         return found
@@ -136,8 +162,7 @@ package struct ReadModelCheck {
 
     /// `ledger.enrollments` against a replay of each enrollment's stream (states compared as
     /// jsonb, a page at a time), and the enrollment streams that have no row.
-    private func enrollmentDifferences(on c: PostgresConnection) throws -> [String] {
-        var found: [String] = []
+    private func enrollmentDifferences(on c: PostgresConnection, _ sink: Sink) throws {
         var after = ""
         while true {
             let page = try c.query("""
@@ -151,18 +176,23 @@ package struct ReadModelCheck {
             var compared: [(ref: String, state: String)] = []
             for (r, ref) in refs.enumerated() {
                 guard let events = streams["enrollment-" + ref], !events.isEmpty else {
-                    found.append("enrollment \(ref): in ledger.enrollments but has no events")
+                    try sink.add("enrollment \(ref)", ["(no events)"], "enrollment \(ref): in ledger.enrollments but has no events")
                     continue
                 }
                 var recorded: [RecordedEvent] = []
                 for stored in events {
                     do { recorded.append(try EventMapping.recorded(stored)) } catch {
-                        found.append("event \(stored.position) (\(stored.stream)) cannot be read back: \(error)")
+                        try sink.add("event \(stored.position)", ["(unreadable event)"],
+                                     "event \(stored.position) (\(stored.stream)) cannot be read back: \(error)")
                     }
                 }
                 let replayed = EnrollmentState.replay(ref, recorded)
-                if try page.string(r, "phase") != replayed.phase.rawValue || page.int64(r, "last_position") != (replayed.lastPosition ?? 0) {
-                    found.append("enrollment \(ref): the read model differs from a replay of its events")
+                var fields: [String] = []
+                if try page.string(r, "phase") != replayed.phase.rawValue { fields.append("phase") }
+                if try page.int64(r, "last_position") != (replayed.lastPosition ?? 0) { fields.append("last_position") }
+                if !fields.isEmpty {
+                    try sink.add("enrollment \(ref)", fields,
+                                 "enrollment \(ref): \(fields.joined(separator: ", ")) differ from a replay of its events (the read model differs)")
                 } else {
                     compared.append((ref, JSONSerializer.string(replayed.toJSON())))
                 }
@@ -174,7 +204,8 @@ package struct ReadModelCheck {
                  WHERE e.state <> r.state::jsonb ORDER BY 1
                 """, [Self.textArray(compared.map(\.ref)), Self.textArray(compared.map(\.state))])
             for r in 0..<differing.count {
-                found.append("enrollment \(try differing.string(r, "enrollment_ref")): the read model differs from a replay of its events")
+                let ref = try differing.string(r, "enrollment_ref")
+                try sink.add("enrollment \(ref)", ["state"], "enrollment \(ref): state differs from a replay of its events (the read model differs)")
             }
         }
         let orphans = try c.query("""
@@ -184,8 +215,8 @@ package struct ReadModelCheck {
              ORDER BY 1
             """)
         for r in 0..<orphans.count {
-            found.append("enrollment \(try orphans.string(r, "ref")): has events but no row in ledger.enrollments")
+            let ref = try orphans.string(r, "ref")
+            try sink.add("enrollment \(ref)", ["(no row)"], "enrollment \(ref): has events but no row in ledger.enrollments")
         }
-        return found
     }
 }

@@ -6,6 +6,10 @@ import LedgerPostgres
 /// recorded, in a half-open period on the ledger's recording time, read from one
 /// snapshot a batch at a time and handed out as bytes, with a manifest.
 ///
+/// Nothing is exported from a tampered log: every event an export shows or folds (into
+/// `status_after`, or an order's state at the period's end) is checked with the chain
+/// around it (`ChainLinks`), and a break stops the export with `ChainBreak`.
+///
 /// A closed period never changes: rows are chosen and computed by recording time
 /// (an order's row is its state from the events recorded before `to`), and the
 /// snapshot is taken only after every append in flight has committed, so no event
@@ -134,6 +138,7 @@ package final class ExportSession {
                 .map { ExportRow(order: try asOfPeriodEnd($0)) }
         case .events:
             let batch = try EventStore().fetch(cursor: Self.cursor, count: Self.batchRows, on: connection)
+            try ChainLinks().require(batch, on: connection)
             try statuses.prepare(for: batch, on: connection)
             return try batch.map { stored in
                 let recorded = try EventMapping.recorded(stored)
@@ -158,6 +163,7 @@ package final class ExportSession {
         guard let updated = state.updatedAt, updated.microseconds >= to.microseconds else { return state }
         let no = state.merchantOrderNo
         let known = try EventStore().readForReplay(stream: no.stream, recordedBefore: to, on: connection)
+        try ChainLinks().require(known, on: connection)
         return OrderState.replay(no, try known.map(EventMapping.recorded))
     }
 
@@ -178,6 +184,7 @@ package final class ExportSession {
                 missing = orders
             }
             let earlier = try EventStore().readForReplay(streams: Array(missing), below: first, on: c)
+            try ChainLinks().require(earlier.values.flatMap { $0 }, on: c)
             for stream in missing {
                 guard let no = MerchantOrderNo(stream: stream) else { continue }
                 states[stream] = OrderState.replay(no, try (earlier[stream] ?? []).map(EventMapping.recorded))
@@ -192,6 +199,7 @@ package final class ExportSession {
             } else {
                 // Not prepared (an event whose stream name does not say it is an order's).
                 let earlier = try EventStore().readForReplay(stream: no.stream, below: event.position, on: c)
+                try ChainLinks().require(earlier, on: c)
                 state = OrderState.replay(no, try earlier.map(EventMapping.recorded))
             }
             OrderState.reduce(into: &state, event)

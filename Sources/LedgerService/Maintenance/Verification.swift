@@ -8,18 +8,25 @@ package struct Verification: Sendable {
     package struct Report: Sendable {
         package var events: Int64
         package var head: Int64
-        /// Each read-model difference, in words (order and field).
-        package var differences: [String]
+        /// The read-model differences, counted by field (each was handed to `each` as found).
+        package var summary: DifferenceSummary
     }
 
     /// The report of an intact chain; a broken one throws `MaintenanceError.chainBroken`.
-    package func run(on connection: PostgresConnection) throws -> Report {
+    /// Each read-model difference goes to `each` as it is found (the order or enrollment
+    /// and every field that differs), so memory does not grow with them.
+    package func run(on connection: PostgresConnection, each: (ReadModelDifference) -> Void = { _ in }) throws -> Report {
         try connection.readOnlySnapshot { c in
             switch try ChainVerifier().verify(on: c) {
             case .broken(let position, let reason):
                 throw MaintenanceError.chainBroken(position: position, reason)
             case .intact(let events, let head):
-                return Report(events: events, head: head, differences: try ReadModelCheck().differences(on: c))
+                var summary = DifferenceSummary()
+                try ReadModelCheck().check(on: c) { difference in
+                    summary.add(difference)
+                    each(difference)
+                }
+                return Report(events: events, head: head, summary: summary)
             }
         }
     }

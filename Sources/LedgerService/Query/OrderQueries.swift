@@ -22,21 +22,37 @@ package struct OrderQueries: Sendable {
         return found
     }
 
-    /// The state as the ledger knew it at `asOf` (events recorded at or before it).
+    /// The state as the ledger knew it at `asOf` (events recorded at or before it). The
+    /// events it folds are read in one snapshot with the chain around them (`ChainLinks`:
+    /// each one's links to both its neighbours); a break throws `ChainBreak`
+    /// (`ServiceError.integrityFailure`).
     package func order(_ no: MerchantOrderNo, asOf: Timestamp) throws -> JSONValue {
-        let events = try history(no)
-        let known = events.filter { $0.recorded.recordedAt <= asOf }
+        let known = try pool.withConnection { connection in
+            try connection.readOnlySnapshot { c -> [StoredEvent] in
+                let events = try store.read(stream: no.stream, on: c).filter { $0.recordedAt <= asOf }
+                try ChainLinks().require(events, on: c)
+                return events
+            }
+        }
         guard !known.isEmpty else { throw ServiceError.notFound("order \(no.value) was not known at \(asOf.rfc3339)") }
-        return Lifecycle.state(no, events.map(\.recorded), asOf: asOf).toJSON()
+        return Lifecycle.state(no, try known.map(EventMapping.recorded), asOf: asOf).toJSON()
     }
 
-    /// Every event of an order, oldest first, with its canonical form.
+    /// Every event of an order, oldest first, with its canonical form, read in one snapshot
+    /// with the chain around them checked (`ChainLinks`).
     package func history(_ no: MerchantOrderNo) throws -> [(stored: StoredEvent, recorded: RecordedEvent)] {
-        let stored = try pool.withConnection { try store.read(stream: no.stream, on: $0) }
+        let stored = try pool.withConnection { connection in
+            try connection.readOnlySnapshot { c -> [StoredEvent] in
+                let events = try store.read(stream: no.stream, on: c)
+                try ChainLinks().require(events, on: c)
+                return events
+            }
+        }
         return try stored.map { ($0, try EventMapping.recorded($0)) }
     }
 
     /// The timeline: each event with the status after it.
+    /// The statuses are folded from events whose chain links were checked (`ChainLinks`).
     package func timeline(_ no: MerchantOrderNo, includeRaw: Bool) throws -> JSONValue {
         let events = try history(no)
         guard !events.isEmpty else { throw ServiceError.notFound("no order \(no.value)") }

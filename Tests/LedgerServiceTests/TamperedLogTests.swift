@@ -1,0 +1,198 @@
+import Foundation
+@testable import ledger
+import LedgerCore
+import LedgerPostgres
+@testable import LedgerService
+import LedgerTestSupport
+import Testing
+
+/// A superuser who turns the triggers off can rewrite an event; nothing that folds the
+/// log into state may then show a state: verify names the position, rebuild refuses and
+/// leaves the read models as they were, replay, `asOf`, the timeline and the events
+/// export each refuse plainly. And a read model edited by hand is named, order and field.
+@Suite("A tampered log is never projected")
+struct TamperedLogTests {
+    let db: TestDatabase
+    var env: [String: String] { ["DATABASE_URL": db.url] }
+    init() throws { db = try TestDatabase.create("tamper") }
+
+    /// Rewrites the payload of the event at `position` as a superuser with the triggers off;
+    /// with `rehash`, its stored hash too, recomputed from the chain before it (a forger
+    /// who covers that one event, not the rest of the chain).
+    static func tamper(_ c: PostgresConnection, position: Int64, path: String, value: String, rehash: Bool = false) throws {
+        try c.query("SET session_replication_role = replica")
+        defer { _ = try? c.query("SET session_replication_role = origin") }
+        try c.query("UPDATE ledger.events SET payload = jsonb_set(payload, $2::text[], $3::jsonb) WHERE position = $1",
+                    [.int(position), .text(path), .text(value)])
+        if rehash {
+            try c.query("""
+                UPDATE ledger.events e SET hash = ledger.event_hash(
+                    coalesce((SELECT p.hash FROM ledger.events p WHERE p.position = e.position - 1), decode(repeat('00', 32), 'hex')),
+                    e.position, e.event_id, e.stream, e.stream_version, e.type, e.source, e.payload, e.raw, e.metadata,
+                    e.idempotency_key, e.recorded_at, e.observed_at)
+                 WHERE e.position = $1
+                """, [.int(position)])
+        }
+    }
+
+    /// Every row of both read models, with where it lies on disk: equal only if nothing was rewritten.
+    static func readModels(_ c: PostgresConnection) throws -> String {
+        let r = try c.query("""
+            SELECT coalesce((SELECT string_agg(o.ctid::text || ' ' || o::text, E'\\n' ORDER BY o.merchant_order_no) FROM ledger.orders o), '')
+                   || E'\\n--\\n' ||
+                   coalesce((SELECT string_agg(n.ctid::text || ' ' || n::text, E'\\n' ORDER BY n.enrollment_ref) FROM ledger.enrollments n), '')
+                   AS all_rows
+            """)
+        return try r.string(0, "all_rows")
+    }
+
+    @Test("an event's payload edited with the triggers off: verify names the position; rebuild exits 1 naming it and the read models are byte for byte unchanged")
+    func rebuildRefuses() throws {
+        try TestWrites(pool: db.pool(size: 1)).registerAndPay("TL-1")   // positions 1, 2
+        try TestWrites(pool: db.pool(size: 1)).registerAndPay("TL-2")   // positions 3, 4
+        try TestWrites(pool: db.pool(size: 1)).enrollment("TE-1")        // position 5
+        let c = try db.connect()
+        let before = try Self.readModels(c)
+        #expect(before.contains("TL-1") && before.contains("TE-1"))
+        try Self.tamper(c, position: 2, path: "{status}", value: "5")
+
+        let verify = CLIRun()
+        #expect(verify(["verify"], env: env) == 1)
+        #expect(verify.errorLines.count == 1 && verify.errorLines[0].contains("position 2"), "\(verify.errorLines)")
+
+        let rebuild = CLIRun()
+        #expect(rebuild(["rebuild"], env: env) == 1)
+        #expect(rebuild.errorLines.count == 1, "\(rebuild.errorLines)")
+        #expect(rebuild.errorLines.first?.contains("hash chain broken at position 2") == true, "\(rebuild.errorLines)")
+        #expect(rebuild.errorLines.first?.contains("nothing was rebuilt") == true, "\(rebuild.errorLines)")
+        #expect(!rebuild.output.contains { $0.hasPrefix("rebuilt") })
+        #expect(try Self.readModels(c) == before, "the read models are exactly as they were")
+        #expect(try c.query("SELECT status FROM ledger.orders WHERE merchant_order_no = 'TL-1'").string(0, "status") == "3")
+    }
+
+    @Test("a break further along the chain stops a rebuild that has already projected earlier pages, and all of it rolls back")
+    func rebuildRollsBackEarlierPages() throws {
+        try TestWrites(pool: db.pool(size: 1)).registrations(Rebuild.pageSize + 10)
+        let c = try db.connect()
+        let before = try Self.readModels(c)
+        let position = Int64(Rebuild.pageSize + 5)
+        try Self.tamper(c, position: position, path: "{amount}", value: "\"2.00\"")
+        let rebuild = CLIRun()
+        #expect(rebuild(["rebuild"], env: env) == 1)
+        #expect(rebuild.errorLines.first?.contains("position \(position)") == true, "\(rebuild.errorLines)")
+        #expect(try Self.readModels(c) == before)
+    }
+
+    @Test("replay and the events export refuse a tampered order plainly: one line on stderr naming the position, exit 1, no file")
+    func replayAndExportRefuse() throws {
+        try TestWrites(pool: db.pool(size: 1)).registerAndPay("TL-3")   // positions 1, 2
+        try TestWrites(pool: db.pool(size: 1)).registerAndPay("TL-4")   // positions 3, 4
+        let clean = CLIRun()
+        #expect(clean(["replay", "--order", "TL-3"], env: env) == 0, "\(clean.errorLines)")
+        try Self.tamper(try db.connect(), position: 2, path: "{status}", value: "5")
+
+        let replay = CLIRun()
+        #expect(replay(["replay", "--order", "TL-3"], env: env) == 1)
+        #expect(replay.output.isEmpty, "nothing of the order is shown: \(replay.output)")
+        #expect(replay.errorLines.count == 1 && replay.errorLines[0].contains("hash chain broken at position 2"), "\(replay.errorLines)")
+        let asOf = CLIRun()
+        #expect(asOf(["replay", "--order", "TL-3", "--as-of", Timestamp.now().rfc3339, "--json"], env: env) == 1)
+        #expect(asOf.errorLines.first?.contains("position 2") == true, "\(asOf.errorLines)")
+        // The check is local (docs/decisions.md): TL-4's events and their neighbours are intact.
+        let other = CLIRun()
+        #expect(other(["replay", "--order", "TL-4"], env: env) == 0, "\(other.errorLines)")
+
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("tamper-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let out = folder.appendingPathComponent("events.csv").path
+        let day = 86_400_000_000 as Int64
+        let from = Timestamp(microseconds: Timestamp.now().microseconds - day).rfc3339
+        let to = Timestamp(microseconds: Timestamp.now().microseconds + day).rfc3339
+        let export = CLIRun()
+        #expect(export(["export", "events", "--from", from, "--to", to, "--out", out], env: env) == 1)
+        #expect(export.errorLines.last?.contains("hash chain broken at position 2") == true, "\(export.errorLines)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty, "no file, whole or partial")
+    }
+
+    @Test("an event rewritten with its own hash recomputed is caught by the next link: replay names the position after it")
+    func rehashedEventIsCaughtByItsSuccessor() throws {
+        try TestWrites(pool: db.pool(size: 1)).registerAndPay("TL-5")   // positions 1, 2
+        try TestWrites(pool: db.pool(size: 1)).registerAndPay("TL-6")   // positions 3, 4
+        try Self.tamper(try db.connect(), position: 2, path: "{status}", value: "5", rehash: true)
+        let replay = CLIRun()
+        #expect(replay(["replay", "--order", "TL-5"], env: env) == 1)
+        #expect(replay.errorLines.first?.contains("position 3") == true, "\(replay.errorLines)")
+        let verify = CLIRun()
+        #expect(verify(["verify"], env: env) == 1)
+        #expect(verify.errorLines.first?.contains("position 3") == true, "\(verify.errorLines)")
+    }
+
+    @Test("a read model edited by hand: verify names each order and every field that differs, with a count per field and examples")
+    func handEditedReadModel() throws {
+        try TestWrites(pool: db.pool(size: 1)).registerAndPay("HE-1")
+        try TestWrites(pool: db.pool(size: 1)).registerAndPay("HE-2")
+        try TestWrites(pool: db.pool(size: 1)).registerAndPay("HE-3")
+        let c = try db.connect()
+        try c.query("UPDATE ledger.orders SET paid_amount = '99.00', tx_hash = '0xforged' WHERE merchant_order_no IN ('HE-1', 'HE-2')")
+        try c.query("UPDATE ledger.orders SET event_count = 7 WHERE merchant_order_no = 'HE-2'")
+        // The state itself: drop the payment, as a reducer that no longer counted it would.
+        try c.query("UPDATE ledger.orders SET state = jsonb_set(state::jsonb, '{observations}', '[]')::text WHERE merchant_order_no = 'HE-3'")
+        let run = CLIRun()
+        #expect(run(["verify"], env: env) == 1)
+        let differences = run.output.filter { $0.hasPrefix("difference: ") }
+        #expect(differences.count == 3, "\(run.output)")
+        #expect(differences.contains("difference: order HE-1: paid_amount, tx_hash differ from a replay of its events"), "\(differences)")
+        #expect(differences.contains("difference: order HE-2: paid_amount, tx_hash, event_count differ from a replay of its events"), "\(differences)")
+        let he3 = try #require(differences.first { $0.contains("order HE-3") })
+        for field in ["state.status", "state.paid", "state.paidAmount", "state.observations"] {
+            #expect(he3.contains(field), "\(field) in \(he3)")
+        }
+        #expect(he3.contains("(state.status 1 stored, 3 replayed)"), "\(he3)")
+        #expect(run.output.contains("  paid_amount: 2 (order HE-1, order HE-2)"), "\(run.output)")
+        #expect(run.output.contains("  event_count: 1 (order HE-2)"), "\(run.output)")
+        #expect(run.output.contains("  state.status: 1 (order HE-3)"), "\(run.output)")
+        #expect(run.output.last == "summary: 3 difference(s): 3 order(s), 0 enrollment(s), 0 event(s)", "\(run.output)")
+        #expect(run.errorLines.last?.contains("3 difference(s); first: order HE-1: paid_amount, tx_hash differ") == true, "\(run.errorLines)")
+        #expect(run(["rebuild"], env: env) == 0)
+        #expect(run(["verify"], env: env) == 0, "\(run.errorLines)")
+    }
+
+    @Test("the summary counts each field over many orders and names only a few of them")
+    func summaryExamplesAreFew() throws {
+        try TestWrites(pool: db.pool(size: 1)).registrations(12)
+        try db.connect().query("UPDATE ledger.orders SET expected_amount = '2.00'")
+        let run = CLIRun()
+        #expect(run(["verify"], env: env) == 1)
+        #expect(run.output.filter { $0.hasPrefix("difference: ") }.count == 12)
+        #expect(run.output.contains("  expected_amount: 12 (order P-00000, order P-00001, order P-00002, …)"), "\(run.output)")
+    }
+}
+
+/// The HTTP reads that fold events (`asOf`, the timeline, an events export) answer a problem, not a state.
+@Suite("A tampered log over HTTP")
+struct TamperedLogHTTPTests {
+    @Test("asOf, the timeline and an events export answer 500 \"Ledger integrity failure\" naming the position; the stored read model is still served")
+    func asOfRefuses() throws {
+        let f = try LedgerFixture.start("tamperhttp")
+        defer { f.stop() }
+        #expect(try f.register("TH-1").status == 201)
+        let body = LedgerFixture.web3Body("TH-1", status: 3)
+        #expect(try f.client.post("/v1/webhooks/web3", body: body,
+                                  headers: LedgerFixture.web3Headers(body, timestamp: String(Timestamp.now().seconds))).status == 200)
+        let asOf = Timestamp(microseconds: Timestamp.now().microseconds + 1_000_000).rfc3339.replacingOccurrences(of: ":", with: "%3A")
+        #expect(try f.client.get("/v1/orders/TH-1?asOf=\(asOf)", token: f.auditor).status == 200)
+        let c = try f.connect()
+        defer { c.close() }
+        let position = try c.query("SELECT max(position) AS p FROM ledger.events").int64(0, "p")
+        try TamperedLogTests.tamper(c, position: position, path: "{status}", value: "5")
+
+        for target in ["/v1/orders/TH-1?asOf=\(asOf)", "/v1/orders/TH-1/events", "/v1/exports/events?from=2020-01-01&to=2100-01-01"] {
+            let reply = try f.client.get(target, token: f.auditor)
+            #expect(reply.status == 500 && reply.isProblem, "\(target): \(reply)")
+            #expect(reply.text.contains("Ledger integrity failure"), "\(target): \(reply.text)")
+            #expect(reply.text.contains("position \(position)"), "\(target): \(reply.text)")
+        }
+        #expect(try f.client.get("/v1/orders/TH-1", token: f.auditor).status == 200, "the read model was projected before the edit")
+    }
+}
