@@ -14,16 +14,28 @@ struct VerifyCommand {
                   the result with ledger.orders (every column and both documents) and ledger.enrollments.
                   Exits 1 naming the first broken position, or each difference (order or enrollment and every
                   field), then a count per field with a few examples each: after a reducer change, what a
-                  rebuild would change.
+                  rebuild would change. Every webhook event verified by a signature is checked again from its
+                  stored raw bytes with the configured keys (LEDGER_WEB3_API_KEYS, LEDGER_BANXA_API_SECRETS);
+                  exits 1 naming each whose signature no longer matches.
                 """)
             return 0
         }
         try args.allowOnly(flags: ["help"])
-        let report = try Verification().run(on: cli.connect()) { cli.output("difference: " + $0.text) }
+        let configuration = try cli.configuration()
+        let report = try Verification().run(on: cli.connect(configuration), signatures: SignatureRecheck(configuration.service)) {
+            cli.output("difference: " + $0.text)
+        }
         cli.output("hash chain intact: \(report.events) events, head position \(report.head)")
+        if let signatures = report.signatures {
+            signatures.failures.forEach { cli.output("signature: " + $0) }
+            signatures.lines.forEach(cli.output)
+        }
         if let first = report.summary.first {
             report.summary.lines.forEach(cli.output)
             throw MaintenanceError.readModelsDiffer(count: report.summary.total, first: first.text)
+        }
+        if let signatures = report.signatures, signatures.mismatched > 0 {
+            throw MaintenanceError.signaturesDoNotMatch(count: signatures.mismatched, first: signatures.failures.first ?? "")
         }
         cli.output("read models match a replay of the events")
         return 0

@@ -1,3 +1,4 @@
+import LedgerCore
 import LedgerPostgres
 
 /// `ledger verify`: walks every event checking the hash chain, re-runs the reducer and
@@ -10,14 +11,20 @@ package struct Verification: Sendable {
         package var head: Int64
         /// The read-model differences, counted by field (each was handed to `each` as found).
         package var summary: DifferenceSummary
+        /// The stored signatures checked again, when keys were given.
+        package var signatures: SignatureRecheck?
     }
 
     /// The report of an intact chain; a broken one throws `MaintenanceError.chainBroken`.
     /// Each read-model difference goes to `each` as it is found (the order or enrollment
     /// and every field that differs), so memory does not grow with them.
-    package func run(on connection: PostgresConnection, each: (ReadModelDifference) -> Void = { _ in }) throws -> Report {
-        try connection.readOnlySnapshot { c in
-            switch try ChainVerifier().verify(on: c) {
+    /// With `signatures`, every signed event is checked again as the chain is walked.
+    package func run(on connection: PostgresConnection, signatures: SignatureRecheck? = nil,
+                     each: (ReadModelDifference) -> Void = { _ in }) throws -> Report {
+        var recheck = signatures
+        return try connection.readOnlySnapshot { c in
+            let verdict = try ChainVerifier().verify(on: c) { event in try recheck?.check(event) }
+            switch verdict {
             case .broken(let position, let reason):
                 throw MaintenanceError.chainBroken(position: position, reason)
             case .intact(let events, let head):
@@ -26,7 +33,7 @@ package struct Verification: Sendable {
                     summary.add(difference)
                     each(difference)
                 }
-                return Report(events: events, head: head, summary: summary)
+                return Report(events: events, head: head, summary: summary, signatures: recheck)
             }
         }
     }

@@ -1,0 +1,77 @@
+import Foundation
+@testable import ledger
+import LedgerCore
+import LedgerPostgres
+@testable import LedgerService
+import LedgerTestSupport
+import Testing
+
+/// `ledger verify` checks every stored webhook signature again from the raw bytes it
+/// kept, so a forger who rewrites a delivery's body and recomputes the hash chain is
+/// still caught, unless they also hold the provider's key.
+@Suite("Stored webhook signatures are checked again by verify")
+struct SignatureRecheckTests {
+    /// A web3 and a Banxa delivery, verified and stored.
+    static func ledgerWithSignedEvents() throws -> LedgerFixture {
+        let f = try LedgerFixture.start("sigcheck")
+        let body = LedgerFixture.web3Body("SR-1", status: 3)
+        #expect(try f.sendWeb3(body).status == 200)
+        let banxa = Array(#"{"order_id":"b1","status":"complete","status_date":"2024-01-31 12:48:36","external_id":"SR-2","crypto_coin":"ETH","crypto_amount":"0.01"}"#.utf8)
+        let nonce = String(Timestamp.now().microseconds / 1000)
+        let signature = BanxaWebhook.signature(secret: LedgerFixture.banxaSecret, nonce: nonce, body: banxa)
+        #expect(try f.client.post("/v1/webhooks/banxa", body: banxa,
+                                  headers: [("Authorization", "Bearer \(LedgerFixture.banxaAPIKey):\(signature):\(nonce)")]).status == 200)
+        return f
+    }
+
+    @Test("with the keys configured, every stored signature matches and verify says how many it checked")
+    func intact() throws {
+        let f = try Self.ledgerWithSignedEvents()
+        defer { f.stop() }
+        let run = CLIRun()
+        #expect(run(["verify"], env: LedgerFixture.environment(databaseURL: f.databaseURL)) == 0, "\(run.errorLines)")
+        #expect(run.output.contains("web3 signatures: 1 match"), "\(run.output)")
+        #expect(run.output.contains("banxa signatures: 1 match"), "\(run.output)")
+    }
+
+    @Test("a raw body rewritten with its hash recomputed keeps the chain intact, but verify names the event whose signature no longer matches")
+    func rewrittenBody() throws {
+        let f = try Self.ledgerWithSignedEvents()
+        defer { f.stop() }
+        let c = try f.connect()
+        defer { c.close() }
+        let position = try c.query("SELECT position FROM ledger.events WHERE metadata->'signedWith' ? 'X-Pay-Signature'").int64(0, "position")
+        // The head is the Banxa event, so rehashing the web3 one and every event after it
+        // gives a chain that verifies: only the signature can tell.
+        try c.query("SET session_replication_role = replica")
+        try c.query("UPDATE ledger.events SET raw = convert_to(replace(convert_from(raw, 'UTF8'), '\"40\"', '\"4000\"'), 'UTF8') WHERE position = $1",
+                    [.int(position)])
+        let head = try c.query("SELECT max(position) AS head FROM ledger.events").int64(0, "head")
+        for p in position...head {
+            try c.query("""
+                UPDATE ledger.events e SET hash = ledger.event_hash(
+                    coalesce((SELECT q.hash FROM ledger.events q WHERE q.position = e.position - 1), decode(repeat('00', 32), 'hex')),
+                    e.position, e.event_id, e.stream, e.stream_version, e.type, e.source, e.payload, e.raw, e.metadata,
+                    e.idempotency_key, e.recorded_at, e.observed_at)
+                 WHERE e.position = $1
+                """, [.int(p)])
+        }
+        try c.query("SET session_replication_role = origin")
+        let run = CLIRun()
+        #expect(run(["verify"], env: LedgerFixture.environment(databaseURL: f.databaseURL)) == 1)
+        #expect(run.output.contains { $0.hasPrefix("hash chain intact") }, "the rewrite kept the chain consistent: \(run.output)")
+        #expect(run.output.contains("signature: event \(position) (web3 webhook): its stored signature does not match its raw bytes with any configured key"),
+                "\(run.output)")
+        #expect(run.output.contains("web3 signatures: 0 match, 1 do not"), "\(run.output)")
+        #expect(run.errorLines.count == 1 && run.errorLines[0].contains("1 stored webhook signature(s) do not match"), "\(run.errorLines)")
+    }
+
+    @Test("without keys, signed events are counted as not checked and verify still passes")
+    func withoutKeys() throws {
+        let f = try Self.ledgerWithSignedEvents()
+        defer { f.stop() }
+        let run = CLIRun()
+        #expect(run(["verify"], env: ["DATABASE_URL": f.databaseURL]) == 0, "\(run.errorLines)")
+        #expect(run.output.contains("web3 signatures: 0 match, 1 not checked (no key configured)"), "\(run.output)")
+    }
+}
