@@ -33,6 +33,8 @@ public struct LedgerCLI {
           export orders|events --from T --to T [--format csv|jsonl] [--out FILE]   accounting exports
           poll --once                             one pass of the web3 poller over the orders that are due
           quarantine prune --before TIME          delete old rejected deliveries and give their space back
+          keys generate --out DIR                 a checkpoint signing key pair; the verifier key on the last line
+          checkpoint                              sign the chain's head as a checkpoint note and print it
 
         Configuration comes from the environment (DATABASE_URL, LEDGER_*); docs/operations.md lists every variable.
         Every command takes --help.
@@ -41,7 +43,7 @@ public struct LedgerCLI {
     public func run(_ arguments: [String]) -> Int32 {
         do {
             guard let command = arguments.first else {
-                errorOutput("ledger: no command given; `ledger --help` lists them (migrate, serve, token, replay, verify, rebuild, export, poll, quarantine)")
+                errorOutput("ledger: no command given; `ledger --help` lists them (migrate, serve, token, replay, verify, rebuild, export, poll, quarantine, keys, checkpoint)")
                 return 64
             }
             guard command != "--help", command != "-h", command != "help" else {
@@ -59,6 +61,8 @@ public struct LedgerCLI {
             case "export": return try ExportCommand(cli: self).run(rest)
             case "poll": return try PollCommand(cli: self).run(rest)
             case "quarantine": return try QuarantineCommand(cli: self).run(rest)
+            case "keys": return try KeysCommand(cli: self).run(rest)
+            case "checkpoint": return try CheckpointCommand(cli: self).run(rest)
             default:
                 if let extra = extraCommands[command] { return try extra(self, rest) }
                 throw CLIError.usage("unknown command \(command)")
@@ -87,6 +91,9 @@ public struct LedgerCLI {
         case let e as MaintenanceError: return (e.description, 1)
         case let e as TokenStoreError: return (e.description, 1)
         case let e as HTTPServerError: return (e.description, 2)
+        case let e as KeyFileError: return (e.description, 1)
+        case let e as CheckpointError: return (e.description, 1)
+        case let e as CheckpointVerificationError: return (e.description, 1)
         default: return (String(describing: error), 1)
         }
     }
