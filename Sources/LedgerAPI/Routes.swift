@@ -21,6 +21,7 @@ enum Route: String, CaseIterable, Sendable {
     case mintEnrollmentClientToken = "mint_enrollment_client_token"
     case correctOrder = "correct_order"
     case ledgerHead = "ledger_head"
+    case ledgerCheckpoints = "ledger_checkpoints"
     case exportOrders = "export_orders"
     case exportEvents = "export_events"
     case healthz
@@ -33,7 +34,7 @@ enum Route: String, CaseIterable, Sendable {
         case .webhookWeb3, .webhookBanxa, .registerOrder, .observeOrder, .orderClientEvent, .enrollmentClientEvent,
              .mintClientToken, .mintEnrollmentClientToken, .correctOrder:
             "POST"
-        case .listOrders, .getOrder, .orderEvents, .ledgerHead, .exportOrders, .exportEvents,
+        case .listOrders, .getOrder, .orderEvents, .ledgerHead, .ledgerCheckpoints, .exportOrders, .exportEvents,
              .healthz, .readyz, .metrics, .openapi:
             "GET"
         }
@@ -53,6 +54,7 @@ enum Route: String, CaseIterable, Sendable {
         case .mintEnrollmentClientToken: "/v1/enrollments/{ref}/client-tokens"
         case .correctOrder: "/v1/orders/{no}/corrections"
         case .ledgerHead: "/v1/ledger/head"
+        case .ledgerCheckpoints: "/v1/ledger/checkpoints"
         case .exportOrders: "/v1/exports/orders"
         case .exportEvents: "/v1/exports/events"
         case .healthz: "/healthz"
@@ -72,7 +74,7 @@ enum Route: String, CaseIterable, Sendable {
         case .listOrders, .orderEvents: [.support, .auditor]
         case .getOrder: [.support, .auditor, .ingest]
         case .orderClientEvent, .enrollmentClientEvent: [.ingest, .client]
-        case .correctOrder, .ledgerHead: [.auditor]
+        case .correctOrder, .ledgerHead, .ledgerCheckpoints: [.auditor]
         case .exportOrders, .exportEvents: [.accountant, .auditor]
         }
     }
@@ -84,7 +86,7 @@ enum Route: String, CaseIterable, Sendable {
     /// *How requests run*); the rest run on workers.
     var inline: Bool {
         switch self {
-        case .listOrders, .getOrder, .orderEvents, .ledgerHead, .healthz, .metrics, .openapi: true
+        case .listOrders, .getOrder, .orderEvents, .ledgerHead, .ledgerCheckpoints, .healthz, .metrics, .openapi: true
         case .webhookWeb3, .webhookBanxa, .registerOrder, .observeOrder, .orderClientEvent, .enrollmentClientEvent,
              .mintClientToken, .mintEnrollmentClientToken, .correctOrder, .exportOrders, .exportEvents, .readyz:
             false
@@ -98,7 +100,7 @@ enum Route: String, CaseIterable, Sendable {
         case .healthz, .metrics, .openapi: false
         case .webhookWeb3, .webhookBanxa, .registerOrder, .listOrders, .getOrder, .orderEvents, .observeOrder,
              .orderClientEvent, .enrollmentClientEvent, .mintClientToken, .mintEnrollmentClientToken, .correctOrder,
-             .ledgerHead, .exportOrders, .exportEvents, .readyz:
+             .ledgerHead, .ledgerCheckpoints, .exportOrders, .exportEvents, .readyz:
             true
         }
     }
