@@ -207,6 +207,10 @@ struct APIHandler: Sendable {
             return try exports.response(.orders, query: request.query)
         case .exportEvents:
             return try exports.response(.events, query: request.query)
+        case .exportOrdersManifest:
+            return try exports.manifest(.orders, query: request.query)
+        case .exportEventsManifest:
+            return try exports.manifest(.events, query: request.query)
         case .healthz:
             return .json(200, Array(#"{"status":"ok"}"#.utf8))
         case .readyz:

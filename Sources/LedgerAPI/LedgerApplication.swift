@@ -39,7 +39,7 @@ public final class LedgerApplication: Sendable {
             documents: runtime.documents,
             operations: runtime.operations,
             metrics: runtime.metricsRegistry,
-            exports: ExportResponses(connectionString: configuration.service.database.connectionString),
+            exports: ExportResponses(connectionString: configuration.service.database.connectionString, signer: signer),
             logger: logger,
             clock: { Timestamp.now() })
         let instrumentation = HTTPInstrumentation(metrics: runtime.metricsRegistry)

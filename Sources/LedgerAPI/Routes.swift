@@ -24,6 +24,9 @@ enum Route: String, CaseIterable, Sendable {
     case ledgerCheckpoints = "ledger_checkpoints"
     case exportOrders = "export_orders"
     case exportEvents = "export_events"
+    /// The companion routes of the exports: their manifests, signed when a key is set (README, *Signed exports*).
+    case exportOrdersManifest = "export_orders_manifest"
+    case exportEventsManifest = "export_events_manifest"
     case healthz
     case readyz
     case metrics
@@ -35,7 +38,7 @@ enum Route: String, CaseIterable, Sendable {
              .mintClientToken, .mintEnrollmentClientToken, .correctOrder:
             "POST"
         case .listOrders, .getOrder, .orderEvents, .ledgerHead, .ledgerCheckpoints, .exportOrders, .exportEvents,
-             .healthz, .readyz, .metrics, .openapi:
+             .exportOrdersManifest, .exportEventsManifest, .healthz, .readyz, .metrics, .openapi:
             "GET"
         }
     }
@@ -57,6 +60,8 @@ enum Route: String, CaseIterable, Sendable {
         case .ledgerCheckpoints: "/v1/ledger/checkpoints"
         case .exportOrders: "/v1/exports/orders"
         case .exportEvents: "/v1/exports/events"
+        case .exportOrdersManifest: "/v1/exports/orders/manifest"
+        case .exportEventsManifest: "/v1/exports/events/manifest"
         case .healthz: "/healthz"
         case .readyz: "/readyz"
         case .metrics: "/metrics"
@@ -75,7 +80,7 @@ enum Route: String, CaseIterable, Sendable {
         case .getOrder: [.support, .auditor, .ingest]
         case .orderClientEvent, .enrollmentClientEvent: [.ingest, .client]
         case .correctOrder, .ledgerHead, .ledgerCheckpoints: [.auditor]
-        case .exportOrders, .exportEvents: [.accountant, .auditor]
+        case .exportOrders, .exportEvents, .exportOrdersManifest, .exportEventsManifest: [.accountant, .auditor]
         }
     }
 
@@ -88,7 +93,8 @@ enum Route: String, CaseIterable, Sendable {
         switch self {
         case .listOrders, .getOrder, .orderEvents, .ledgerHead, .ledgerCheckpoints, .healthz, .metrics, .openapi: true
         case .webhookWeb3, .webhookBanxa, .registerOrder, .observeOrder, .orderClientEvent, .enrollmentClientEvent,
-             .mintClientToken, .mintEnrollmentClientToken, .correctOrder, .exportOrders, .exportEvents, .readyz:
+             .mintClientToken, .mintEnrollmentClientToken, .correctOrder, .exportOrders, .exportEvents,
+             .exportOrdersManifest, .exportEventsManifest, .readyz:
             false
         }
     }
@@ -100,7 +106,7 @@ enum Route: String, CaseIterable, Sendable {
         case .healthz, .metrics, .openapi: false
         case .webhookWeb3, .webhookBanxa, .registerOrder, .listOrders, .getOrder, .orderEvents, .observeOrder,
              .orderClientEvent, .enrollmentClientEvent, .mintClientToken, .mintEnrollmentClientToken, .correctOrder,
-             .ledgerHead, .ledgerCheckpoints, .exportOrders, .exportEvents, .readyz:
+             .ledgerHead, .ledgerCheckpoints, .exportOrders, .exportEvents, .exportOrdersManifest, .exportEventsManifest, .readyz:
             true
         }
     }

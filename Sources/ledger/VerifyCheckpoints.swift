@@ -1,3 +1,4 @@
+import LedgerAPI
 import LedgerCore
 import LedgerService
 
@@ -25,15 +26,7 @@ struct VerifyCheckpoints {
 
     /// Prints each failing note and throws when any fails.
     func run(paths: [String], publicKeyFile: String?) throws {
-        let publicKey: Ed25519PublicKey
-        if let publicKeyFile {
-            publicKey = try CheckpointKeyFile.loadPublic(path: publicKeyFile)
-        } else {
-            guard let keyPath = try cli.configuration().service.checkpoints.keyPath else {
-                throw CLIError.usage("--checkpoints needs --public-key FILE, or LEDGER_CHECKPOINT_KEY to derive it from")
-            }
-            publicKey = try CheckpointKeyFile.load(path: keyPath).publicKey
-        }
+        let publicKey = try Self.publicKey(file: publicKeyFile, cli: cli)
         let files = try CheckpointVerification.files(paths)
         let report = try CheckpointVerification(publicKey: publicKey).run(files, on: cli.connect())
         if let first = report.failures.first {
@@ -41,5 +34,14 @@ struct VerifyCheckpoints {
             throw CheckpointVerificationError.notesFail(count: report.failures.count, first: first)
         }
         cli.output("checkpoints match the chain: \(report.notes) notes verify")
+    }
+
+    /// `--public-key FILE`, else the public half of `LEDGER_CHECKPOINT_KEY` (audit.md, *Verifying*).
+    static func publicKey(file: String?, cli: LedgerCLI) throws -> Ed25519PublicKey {
+        if let file { return try CheckpointKeyFile.loadPublic(path: file) }
+        guard let keyPath = try LedgerConfiguration.checkpointsFromEnvironment(cli.environment).keyPath else {
+            throw CLIError.usage("give --public-key FILE, or set LEDGER_CHECKPOINT_KEY to derive it from")
+        }
+        return try CheckpointKeyFile.load(path: keyPath).publicKey
     }
 }

@@ -78,5 +78,10 @@ public struct CheckpointSigner: Sendable {
         Checkpoint.sign(CheckpointBody(origin: origin, position: position, hash: hash, signedAt: now), key: key)
     }
 
+    /// An export's manifest with its `checkpoint` and `signature` notes.
+    public func signed(_ manifest: JSONValue, now: Timestamp = .now()) -> JSONValue {
+        ExportSignature.sign(manifest, origin: origin, key: key, now: now)
+    }
+
     public var verifierKey: String { SignedNote.verifierKey(name: origin, publicKey: key.publicKey) }
 }
