@@ -1,5 +1,6 @@
 import Foundation
 @testable import ledger
+import LedgerAPI
 import LedgerCore
 import LedgerPostgres
 @testable import LedgerService
@@ -174,6 +175,17 @@ struct CheckpointCommandTests {
             """
         let (status, output) = try Self.bash(script, folder)
         #expect(status == 0 && output.contains("Signature Verified Successfully"), "\(output)")
+    }
+
+    @Test("LEDGER_CHECKPOINT_* are read by LedgerConfiguration: defaults, and a bad origin or interval named")
+    func configuration() throws {
+        let defaults = try LedgerConfiguration.fromEnvironment(["DATABASE_URL": db.url]).service.checkpoints
+        #expect(defaults == CheckpointConfiguration() && defaults.origin == "ledger" && defaults.intervalSeconds == 3600 && defaults.keyPath == nil)
+        let set = try LedgerConfiguration.fromEnvironment(env.merging(["LEDGER_CHECKPOINT_INTERVAL": "60"]) { _, b in b }).service.checkpoints
+        #expect(set.keyPath == keyPath && set.origin == "shop.example/ledger" && set.directory == notes && set.intervalSeconds == 60)
+        for (name, value) in [("LEDGER_CHECKPOINT_ORIGIN", "a+b"), ("LEDGER_CHECKPOINT_INTERVAL", "0")] {
+            #expect(throws: ConfigurationError.self) { try LedgerConfiguration.fromEnvironment(["DATABASE_URL": db.url, name: value]) }
+        }
     }
 
     static func bash(_ script: String, _ arguments: String...) throws -> (Int32, String) {
