@@ -103,19 +103,12 @@ public struct CheckpointBody: Sendable, Equatable {
     }
 
     /// `2026-12-01T23:11:00Z`: whole seconds, UTC, so the line reads the same everywhere.
-    static func rfc3339(_ time: Timestamp) -> String {
-        let seconds = time.seconds
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime]
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        return formatter.string(from: Date(timeIntervalSince1970: TimeInterval(seconds)))
-    }
+    static func rfc3339(_ time: Timestamp) -> String { Timestamp(seconds: time.seconds).rfc3339 }
 
+    /// Only the form `rfc3339` writes, so a note has one spelling of its time.
     static func parseRFC3339(_ text: String) -> Timestamp? {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime]
-        guard text.hasSuffix("Z"), let date = formatter.date(from: text) else { return nil }
-        return Timestamp(microseconds: Int64(date.timeIntervalSince1970) * 1_000_000)
+        guard let time = Timestamp.parse(text), rfc3339(time) == text else { return nil }
+        return time
     }
 }
 
