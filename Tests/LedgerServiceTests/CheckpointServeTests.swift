@@ -67,6 +67,30 @@ struct CheckpointServeTests {
         }
     }
 
+    @Test("with a key, ledger serve's export manifest route signs it, and the saved body and manifest pass ledger verify-export")
+    func signedManifestOverHTTP() throws {
+        let db = try TestDatabase.create("checkpoint_serve_export")
+        defer { LedgerFixture.drop(db) }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-serve-export-\(UUID().uuidString)").path
+        _ = try CheckpointKeyFile.generate(into: folder)
+        try TestWrites(pool: db.pool(size: 1)).registerAndPay("SX-1")
+        let token = try TokenIssuer().create(role: .accountant, name: "accounts", expiresAt: nil, on: db.connect())
+        let serve = try ServeProcess(databaseURL: db.url, environment: ["LEDGER_CHECKPOINT_KEY": folder + "/checkpoint.key"])
+        #expect(serve.waitUntilServing(within: 30), "\(serve.logText)")
+        let client = HTTPClient(port: serve.port)
+        let query = "?from=2000-01-01&to=2999-01-01&format=csv"
+        let body = try client.get("/v1/exports/orders" + query, token: token)
+        let manifest = try client.get("/v1/exports/orders/manifest" + query, token: token)
+        #expect(body.status == 200 && manifest.status == 200, "\(manifest)")
+        #expect(manifest.json?["signature"]?.stringValue != nil && manifest.json?["checkpoint"]?.stringValue != nil)
+        try Data(body.body).write(to: URL(fileURLWithPath: folder + "/orders.csv"))
+        try Data(manifest.body).write(to: URL(fileURLWithPath: folder + "/orders.csv.manifest.json"))
+        let run = CLIRun()
+        #expect(run(["verify-export", folder + "/orders.csv", "--public-key", folder + "/checkpoint.pub"], env: ["DATABASE_URL": db.url]) == 0,
+                "\(run.output) \(run.errorLines)")
+        #expect(serve.signal(SIGTERM) == 0)
+    }
+
     @Test("ledger serve refuses to start, exit 2, with a key it cannot use")
     func refusesAnUnusableKey() throws {
         let db = try TestDatabase.create("checkpoint_serve_key")
