@@ -45,7 +45,7 @@ let package = Package(
         // Test support: fresh databases, scratch clusters, the HTTP test client, hostile input.
         .target(name: "LedgerTestSupport", dependencies: ["LedgerPostgres"], path: "Tests/LedgerTestSupport"),
 
-        .testTarget(name: "LedgerCoreTests", dependencies: ["CCrypto", "LedgerCore"]),
+        .testTarget(name: "LedgerCoreTests", dependencies: ["CCrypto", "LedgerCore"], exclude: ["Vectors"]),
         .testTarget(name: "LedgerPostgresTests", dependencies: ["LedgerCore", "LedgerPostgres", "LedgerTestSupport"]),
         .testTarget(name: "LedgerHTTPTests", dependencies: ["LedgerObservability", "LedgerHTTP", "LedgerTestSupport"]),
         .testTarget(name: "LedgerServiceTests",

@@ -326,6 +326,15 @@ BEGIN
 END
 $$;
 
+CREATE FUNCTION ledger.refuse_signed_checkpoint_change() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    RAISE EXCEPTION 'ledger.signed_checkpoints is append-only: % is not allowed', TG_OP
+        USING ERRCODE = 'insufficient_privilege';
+END
+$$;
+
 CREATE TABLE ledger.enrollments (
     enrollment_ref text NOT NULL,
     phase text NOT NULL,
@@ -448,6 +457,15 @@ CREATE TABLE ledger.schema_migrations (
     applied_at timestamp with time zone DEFAULT now() NOT NULL
 );
 
+CREATE TABLE ledger.signed_checkpoints (
+    "position" bigint NOT NULL,
+    hash bytea NOT NULL,
+    signed_at timestamp with time zone NOT NULL,
+    note text NOT NULL,
+    CONSTRAINT signed_checkpoints_hash_check CHECK ((length(hash) = 32)),
+    CONSTRAINT signed_checkpoints_position_check CHECK (("position" > 0))
+);
+
 CREATE TABLE ledger.tokens (
     name text NOT NULL,
     role text NOT NULL,
@@ -493,6 +511,9 @@ ALTER TABLE ONLY ledger.redeliveries
 ALTER TABLE ONLY ledger.schema_migrations
     ADD CONSTRAINT schema_migrations_pkey PRIMARY KEY (name);
 
+ALTER TABLE ONLY ledger.signed_checkpoints
+    ADD CONSTRAINT signed_checkpoints_pkey PRIMARY KEY ("position");
+
 ALTER TABLE ONLY ledger.tokens
     ADD CONSTRAINT tokens_pkey PRIMARY KEY (name);
 
@@ -520,6 +541,12 @@ CREATE TRIGGER events_no_delete BEFORE DELETE ON ledger.events FOR EACH ROW EXEC
 CREATE TRIGGER events_no_truncate BEFORE TRUNCATE ON ledger.events FOR EACH STATEMENT EXECUTE FUNCTION ledger.refuse_event_change();
 
 CREATE TRIGGER events_no_update BEFORE UPDATE ON ledger.events FOR EACH ROW EXECUTE FUNCTION ledger.refuse_event_change();
+
+CREATE TRIGGER signed_checkpoints_no_delete BEFORE DELETE ON ledger.signed_checkpoints FOR EACH ROW EXECUTE FUNCTION ledger.refuse_signed_checkpoint_change();
+
+CREATE TRIGGER signed_checkpoints_no_truncate BEFORE TRUNCATE ON ledger.signed_checkpoints FOR EACH STATEMENT EXECUTE FUNCTION ledger.refuse_signed_checkpoint_change();
+
+CREATE TRIGGER signed_checkpoints_no_update BEFORE UPDATE ON ledger.signed_checkpoints FOR EACH ROW EXECUTE FUNCTION ledger.refuse_signed_checkpoint_change();
 
 CREATE TRIGGER tokens_changed AFTER DELETE OR UPDATE OR TRUNCATE ON ledger.tokens FOR EACH STATEMENT EXECUTE FUNCTION ledger.notify_token_change();
 
@@ -549,5 +576,7 @@ GRANT SELECT,INSERT ON TABLE ledger.quarantine TO ledger_service;
 GRANT SELECT,INSERT,UPDATE ON TABLE ledger.redeliveries TO ledger_service;
 
 GRANT SELECT ON TABLE ledger.schema_migrations TO ledger_service;
+
+GRANT SELECT,INSERT ON TABLE ledger.signed_checkpoints TO ledger_service;
 
 GRANT SELECT,INSERT,UPDATE ON TABLE ledger.tokens TO ledger_service;

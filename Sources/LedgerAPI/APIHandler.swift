@@ -16,6 +16,8 @@ struct APIHandler: Sendable {
     let authenticator: Authenticator
     let ingestion: Ingestion
     let queries: OrderQueries
+    /// The signed notes, read through the same pool as the other inline reads.
+    var checkpoints: CheckpointQueries { CheckpointQueries(pool: queries.pool) }
     /// Where GET /v1/orders/{no} (without asOf) reads its document.
     let documents: DocumentBatcher
     let operations: Operations
@@ -198,10 +200,17 @@ struct APIHandler: Sendable {
             return write(try ingestion.correct(no, request.delivery, principal: principal!, now: now), order: no, masked: masked)
         case .ledgerHead:
             return json(200, try queries.head(), masked: false)
+        case .ledgerCheckpoints:
+            let page = try CheckpointQueries.page(after: request.query["after"], limit: request.query["limit"])
+            return json(200, try checkpoints.list(after: page.after, limit: page.limit), masked: false)
         case .exportOrders:
             return try exports.response(.orders, query: request.query)
         case .exportEvents:
             return try exports.response(.events, query: request.query)
+        case .exportOrdersManifest:
+            return try exports.manifest(.orders, query: request.query)
+        case .exportEventsManifest:
+            return try exports.manifest(.events, query: request.query)
         case .healthz:
             return .json(200, Array(#"{"status":"ok"}"#.utf8))
         case .readyz:

@@ -12,14 +12,43 @@ import Synchronization
 final class ExportResponses: Sendable {
     let connectionString: String
     let maxRunning: Int
+    /// Signs the manifests of the companion routes, when a key is configured.
+    let signer: CheckpointSigner?
     private let running = Mutex(0)
 
-    init(connectionString: String, maxRunning: Int = 2) {
+    init(connectionString: String, maxRunning: Int = 2, signer: CheckpointSigner? = nil) {
         self.connectionString = connectionString
         self.maxRunning = maxRunning
+        self.signer = signer
     }
 
     func response(_ kind: ExportKind, query: [String: String]) throws -> HTTPResponse {
+        let (session, slot) = try start(kind, query: query)
+        let body = StreamedExport(session, slot: slot)
+        // The snapshot is taken and the first rows made before the status is sent, so a
+        // database that cannot be reached is a 503, and a broken chain in them a 500, not a cut-off 200.
+        try body.prime()
+        let name = "\(kind.rawValue)-\(session.from.rfc3339)-\(session.to.rfc3339).\(session.format.rawValue)"
+        return HTTPResponse(status: 200, headers: [
+            ("Content-Type", session.format == .csv ? "text/csv; charset=utf-8" : "application/x-ndjson"),
+            ("Content-Disposition", "attachment; filename=\"\(name)\""),
+            ("Cache-Control", "no-store"),
+        ], body: .stream { try body.next() })
+    }
+
+    /// The companion route `GET /v1/exports/{kind}/manifest`: the same export run through to
+    /// its end, its bytes only hashed, answered with the manifest `ledger export` writes
+    /// (signed when a key is configured). A closed period gives the same bytes every time,
+    /// so this manifest describes the file the export route streams for the same query.
+    func manifest(_ kind: ExportKind, query: [String: String]) throws -> HTTPResponse {
+        let (session, slot) = try start(kind, query: query)
+        defer { withExtendedLifetime(slot) {} }
+        let manifest = try session.run(write: { _ in })
+        return .json(200, JSONSerializer.bytes(signer.map { $0.signed(manifest) } ?? manifest))
+    }
+
+    /// Checks the query, takes a running export's place and opens the export's connection.
+    private func start(_ kind: ExportKind, query: [String: String]) throws -> (ExportSession, Slot) {
         let from = try Self.time(query, "from"), to = try Self.time(query, "to")
         guard from.microseconds < to.microseconds else {
             throw ServiceError.badRequest("from \(from.rfc3339) must come before to \(to.rfc3339)")
@@ -41,16 +70,7 @@ final class ExportResponses: Sendable {
         let slot = Slot { [self] in self.running.withLock { $0 -= 1 } }
         let connection = try PostgresConnection(connectionString: connectionString, connectTimeoutSeconds: 2,
                                                 deadline: .now + .seconds(5))
-        let body = StreamedExport(ExportSession(kind: kind, from: from, to: to, format: format, connection: connection), slot: slot)
-        // The snapshot is taken and the first rows made before the status is sent, so a
-        // database that cannot be reached is a 503, and a broken chain in them a 500, not a cut-off 200.
-        try body.prime()
-        let name = "\(kind.rawValue)-\(from.rfc3339)-\(to.rfc3339).\(format.rawValue)"
-        return HTTPResponse(status: 200, headers: [
-            ("Content-Type", format == .csv ? "text/csv; charset=utf-8" : "application/x-ndjson"),
-            ("Content-Disposition", "attachment; filename=\"\(name)\""),
-            ("Cache-Control", "no-store"),
-        ], body: .stream { try body.next() })
+        return (ExportSession(kind: kind, from: from, to: to, format: format, connection: connection), slot)
     }
 
     private static func time(_ query: [String: String], _ name: String) throws -> Timestamp {

@@ -17,7 +17,7 @@ public final class LedgerApplication: Sendable {
     var metricsRegistry: MetricsRegistry { runtime.metricsRegistry }
 
     public init(configuration: LedgerConfiguration, logger: Logger, migrator: Migrator? = nil,
-                openAPIDocument: OpenAPIDocument, poolSize: Int = 16) {
+                openAPIDocument: OpenAPIDocument, poolSize: Int = 16, signer: CheckpointSigner? = nil) {
         let http = configuration.http
         self.configuration = configuration
         self.logger = logger
@@ -27,7 +27,8 @@ public final class LedgerApplication: Sendable {
         // statement that runs as long (see docs/http.md, *How requests run*).
         let runtime = ServiceRuntime(configuration: configuration.service, logger: logger, migrator: migrator, poolSize: poolSize,
                                      readConnections: max(1, http.pollingThreads),
-                                     readSeconds: Self.readBudgetSeconds(requestTimeout: http.requestTimeoutSeconds))
+                                     readSeconds: Self.readBudgetSeconds(requestTimeout: http.requestTimeoutSeconds),
+                                     signer: signer)
         let router = Route.router
         let handler = APIHandler(
             router: router,
@@ -38,7 +39,7 @@ public final class LedgerApplication: Sendable {
             documents: runtime.documents,
             operations: runtime.operations,
             metrics: runtime.metricsRegistry,
-            exports: ExportResponses(connectionString: configuration.service.database.connectionString),
+            exports: ExportResponses(connectionString: configuration.service.database.connectionString, signer: signer),
             logger: logger,
             clock: { Timestamp.now() })
         let instrumentation = HTTPInstrumentation(metrics: runtime.metricsRegistry)

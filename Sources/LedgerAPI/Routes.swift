@@ -21,8 +21,12 @@ enum Route: String, CaseIterable, Sendable {
     case mintEnrollmentClientToken = "mint_enrollment_client_token"
     case correctOrder = "correct_order"
     case ledgerHead = "ledger_head"
+    case ledgerCheckpoints = "ledger_checkpoints"
     case exportOrders = "export_orders"
     case exportEvents = "export_events"
+    /// The companion routes of the exports: their manifests, signed when a key is set (README, *Signed exports*).
+    case exportOrdersManifest = "export_orders_manifest"
+    case exportEventsManifest = "export_events_manifest"
     case healthz
     case readyz
     case metrics
@@ -33,8 +37,8 @@ enum Route: String, CaseIterable, Sendable {
         case .webhookWeb3, .webhookBanxa, .registerOrder, .observeOrder, .orderClientEvent, .enrollmentClientEvent,
              .mintClientToken, .mintEnrollmentClientToken, .correctOrder:
             "POST"
-        case .listOrders, .getOrder, .orderEvents, .ledgerHead, .exportOrders, .exportEvents,
-             .healthz, .readyz, .metrics, .openapi:
+        case .listOrders, .getOrder, .orderEvents, .ledgerHead, .ledgerCheckpoints, .exportOrders, .exportEvents,
+             .exportOrdersManifest, .exportEventsManifest, .healthz, .readyz, .metrics, .openapi:
             "GET"
         }
     }
@@ -53,8 +57,11 @@ enum Route: String, CaseIterable, Sendable {
         case .mintEnrollmentClientToken: "/v1/enrollments/{ref}/client-tokens"
         case .correctOrder: "/v1/orders/{no}/corrections"
         case .ledgerHead: "/v1/ledger/head"
+        case .ledgerCheckpoints: "/v1/ledger/checkpoints"
         case .exportOrders: "/v1/exports/orders"
         case .exportEvents: "/v1/exports/events"
+        case .exportOrdersManifest: "/v1/exports/orders/manifest"
+        case .exportEventsManifest: "/v1/exports/events/manifest"
         case .healthz: "/healthz"
         case .readyz: "/readyz"
         case .metrics: "/metrics"
@@ -72,8 +79,8 @@ enum Route: String, CaseIterable, Sendable {
         case .listOrders, .orderEvents: [.support, .auditor]
         case .getOrder: [.support, .auditor, .ingest]
         case .orderClientEvent, .enrollmentClientEvent: [.ingest, .client]
-        case .correctOrder, .ledgerHead: [.auditor]
-        case .exportOrders, .exportEvents: [.accountant, .auditor]
+        case .correctOrder, .ledgerHead, .ledgerCheckpoints: [.auditor]
+        case .exportOrders, .exportEvents, .exportOrdersManifest, .exportEventsManifest: [.accountant, .auditor]
         }
     }
 
@@ -84,9 +91,10 @@ enum Route: String, CaseIterable, Sendable {
     /// *How requests run*); the rest run on workers.
     var inline: Bool {
         switch self {
-        case .listOrders, .getOrder, .orderEvents, .ledgerHead, .healthz, .metrics, .openapi: true
+        case .listOrders, .getOrder, .orderEvents, .ledgerHead, .ledgerCheckpoints, .healthz, .metrics, .openapi: true
         case .webhookWeb3, .webhookBanxa, .registerOrder, .observeOrder, .orderClientEvent, .enrollmentClientEvent,
-             .mintClientToken, .mintEnrollmentClientToken, .correctOrder, .exportOrders, .exportEvents, .readyz:
+             .mintClientToken, .mintEnrollmentClientToken, .correctOrder, .exportOrders, .exportEvents,
+             .exportOrdersManifest, .exportEventsManifest, .readyz:
             false
         }
     }
@@ -98,7 +106,7 @@ enum Route: String, CaseIterable, Sendable {
         case .healthz, .metrics, .openapi: false
         case .webhookWeb3, .webhookBanxa, .registerOrder, .listOrders, .getOrder, .orderEvents, .observeOrder,
              .orderClientEvent, .enrollmentClientEvent, .mintClientToken, .mintEnrollmentClientToken, .correctOrder,
-             .ledgerHead, .exportOrders, .exportEvents, .readyz:
+             .ledgerHead, .ledgerCheckpoints, .exportOrders, .exportEvents, .exportOrdersManifest, .exportEventsManifest, .readyz:
             true
         }
     }

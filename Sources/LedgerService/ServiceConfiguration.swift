@@ -26,6 +26,8 @@ public struct ServiceConfiguration: Sendable {
     public var orderStateCacheSize: Int = 0
     /// The nice value the single writer thread asks for (`WriterPriority`; 0 leaves it alone).
     public var writerNice: Int = -10
+    /// The signing of checkpoints: the key's path, the log's name, the copy folder, the interval.
+    public var checkpoints = CheckpointConfiguration()
 
     public init(databaseURL: String) {
         self.databaseURL = databaseURL

@@ -24,11 +24,15 @@ package final class ServiceRuntime: Sendable {
     let tokenChanges: TokenChangeListener
     /// The web3 poller, when `LEDGER_WEB3_API_BASE` turns it on.
     let poller: PollerLoop?
+    /// The periodic and final checkpoints, when a signing key is configured.
+    let checkpoints: CheckpointLoop?
+    /// The signer (the periodic loop's, and the exports'), when a key is configured.
+    package let signer: CheckpointSigner?
 
     /// `readConnections` and `readSeconds` size the read pool for the transport's threads
     /// and its request deadline.
     package init(configuration: ServiceConfiguration, logger: Logger, migrator: Migrator?, poolSize: Int,
-                 readConnections: Int, readSeconds: Double) {
+                 readConnections: Int, readSeconds: Double, signer: CheckpointSigner? = nil) {
         self.configuration = configuration
         self.logger = logger
         var database = configuration.database
@@ -74,6 +78,10 @@ package final class ServiceRuntime: Sendable {
         self.pool = pool
         self.readPool = readPool
         self.committer = committer
+        self.signer = signer
+        self.checkpoints = signer.map {
+            CheckpointLoop(signer: $0, pool: pool, logger: logger, intervalSeconds: configuration.checkpoints.intervalSeconds)
+        }
         do {
             poller = try Poller.configured(configuration, pool: pool, committer: committer, logger: logger).map { PollerLoop(poller: $0) }
         } catch {
@@ -93,6 +101,7 @@ package final class ServiceRuntime: Sendable {
             throw error
         }
         poller?.start()
+        checkpoints?.start()
     }
 
     /// `draining` stops the transport (requests in flight finish); then the writer flushes
@@ -102,8 +111,10 @@ package final class ServiceRuntime: Sendable {
         draining()
         tokenChanges.stop()
         poller?.waitUntilStopped()
+        checkpoints?.stop()
         documents.stop()
         committer.shutdown()
+        checkpoints?.final()   // covers the writer's last commits
         pool.close()
         readPool.close()
     }

@@ -18,7 +18,8 @@ struct ExportCommand {
                   TIME is a date (00:00 UTC) or an RFC 3339 time; the period is half-open, on the ledger's recording
                   time, so exporting a closed period again gives the same bytes. --format defaults to csv.
                   With --out, FILE and FILE.manifest.json are written whole or not at all; without it the rows go
-                  to stdout and the manifest to stderr.
+                  to stdout and the manifest to stderr. With LEDGER_CHECKPOINT_KEY the manifest also carries
+                  `checkpoint` and `signature` notes (`ledger verify-export FILE` checks them).
                 """)
             return 0
         }
@@ -32,13 +33,17 @@ struct ExportCommand {
         }
         let formatText = args.value("format") ?? "csv"
         guard let format = ExportFormat(rawValue: formatText) else { throw CLIError.usage("--format must be csv or jsonl, not \(formatText)") }
-        let session = ExportSession(kind: kind, from: from, to: to, format: format, connection: try cli.connect())
+        let configuration = try cli.configuration()
+        // With a key, the manifest carries a checkpoint and its own signature (audit.md, *Signed exports*).
+        let signer = try CheckpointSigner.configured(configuration.service.checkpoints)
+        let session = ExportSession(kind: kind, from: from, to: to, format: format, connection: try cli.connect(configuration))
         let showProgress = isatty(STDERR_FILENO) == 1
         let progress: (Int64) -> Void = { rows in
             if showProgress { FileHandle.standardError.write(Data("\rledger export: \(rows) rows".utf8)) }
         }
         guard let out = args.value("out") else {
-            let manifest = try session.run(write: { FileHandle.standardOutput.write(Data($0)) }, progress: progress)
+            var manifest = try session.run(write: { FileHandle.standardOutput.write(Data($0)) }, progress: progress)
+            if let signer { manifest = signer.signed(manifest) }
             if showProgress { FileHandle.standardError.write(Data("\n".utf8)) }
             FileHandle.standardError.write(Data((JSONSerializer.string(manifest) + "\n").utf8))
             return 0
@@ -46,7 +51,7 @@ struct ExportCommand {
         try ExportFiles(path: out).write { file in
             let manifest = try session.run(write: file, progress: progress)
             if showProgress { FileHandle.standardError.write(Data("\n".utf8)) }
-            return manifest
+            return signer.map { $0.signed(manifest) } ?? manifest
         }
         cli.output("wrote \(out) and \(out).manifest.json")
         return 0

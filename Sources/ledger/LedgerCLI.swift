@@ -28,11 +28,14 @@ public struct LedgerCLI {
           token create --role R --name N [--ttl 30d]   print a new token on its last line
           token list | token revoke NAME          manage tokens
           replay --order NO [--as-of TIME] [--json]    an order's history, event by event
-          verify                                  check the hash chain and the read models
+          verify [--checkpoints PATH...]          check the hash chain, the read models and signed checkpoints
           rebuild                                 rebuild the read models from the events
           export orders|events --from T --to T [--format csv|jsonl] [--out FILE]   accounting exports
           poll --once                             one pass of the web3 poller over the orders that are due
           quarantine prune --before TIME          delete old rejected deliveries and give their space back
+          keys generate --out DIR                 a checkpoint signing key pair; the verifier key on the last line
+          checkpoint                              sign the chain's head as a checkpoint note and print it
+          verify-export FILE [--public-key FILE]  check an export against its manifest and the manifest's notes
 
         Configuration comes from the environment (DATABASE_URL, LEDGER_*); docs/operations.md lists every variable.
         Every command takes --help.
@@ -41,7 +44,7 @@ public struct LedgerCLI {
     public func run(_ arguments: [String]) -> Int32 {
         do {
             guard let command = arguments.first else {
-                errorOutput("ledger: no command given; `ledger --help` lists them (migrate, serve, token, replay, verify, rebuild, export, poll, quarantine)")
+                errorOutput("ledger: no command given; `ledger --help` lists them (migrate, serve, token, replay, verify, rebuild, export, poll, quarantine, keys, checkpoint, verify-export)")
                 return 64
             }
             guard command != "--help", command != "-h", command != "help" else {
@@ -59,6 +62,9 @@ public struct LedgerCLI {
             case "export": return try ExportCommand(cli: self).run(rest)
             case "poll": return try PollCommand(cli: self).run(rest)
             case "quarantine": return try QuarantineCommand(cli: self).run(rest)
+            case "keys": return try KeysCommand(cli: self).run(rest)
+            case "checkpoint": return try CheckpointCommand(cli: self).run(rest)
+            case "verify-export": return try VerifyExportCommand(cli: self).run(rest)
             default:
                 if let extra = extraCommands[command] { return try extra(self, rest) }
                 throw CLIError.usage("unknown command \(command)")
@@ -88,6 +94,10 @@ public struct LedgerCLI {
         case let e as ChainBreak: return (e.description, 1)
         case let e as TokenStoreError: return (e.description, 1)
         case let e as HTTPServerError: return (e.description, 2)
+        case let e as KeyFileError: return (e.description, 1)
+        case let e as CheckpointError: return (e.description, 1)
+        case let e as CheckpointVerificationError: return (e.description, 1)
+        case let e as ExportVerificationError: return (e.description, 1)
         default: return (String(describing: error), 1)
         }
     }

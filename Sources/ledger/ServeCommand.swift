@@ -4,6 +4,7 @@ import LedgerAPI
 import LedgerHTTP
 import LedgerObservability
 import LedgerPostgres
+import LedgerService
 import Synchronization
 
 /// `ledger serve`: runs until SIGTERM or SIGINT, then shuts down gracefully.
@@ -17,7 +18,7 @@ struct ServeCommand {
                 usage: ledger serve
                   Serves the HTTP API on LEDGER_LISTEN (default 127.0.0.1:8080) until SIGTERM/SIGINT.
                   Configuration: DATABASE_URL, LEDGER_WEB3_API_KEYS, LEDGER_BANXA_API_KEY, LEDGER_BANXA_API_SECRETS,
-                  LEDGER_SIGNATURE_TOLERANCE, LEDGER_MAX_BODY, LEDGER_HTTP_* (docs/operations.md lists every variable).
+                  LEDGER_SIGNATURE_TOLERANCE, LEDGER_MAX_BODY, LEDGER_HTTP_*, LEDGER_CHECKPOINT_* (docs/operations.md lists every variable).
                   Needs Migrations/ (LEDGER_MIGRATIONS) and API/openapi.json (LEDGER_OPENAPI).
                 """)
             return 0
@@ -26,6 +27,8 @@ struct ServeCommand {
         let configuration = try cli.configuration(as: .service)
         // A DATABASE_URL libpq cannot read is a configuration error now, not a 500 on every request.
         try PostgresConnection.validate(connectionString: configuration.databaseURL)
+        // A key it cannot use stops it here (exit 2), not at the first checkpoint an hour in.
+        let signer = try CheckpointSigner.configured(configuration.service.checkpoints)
         // Before any thread starts (the log writer's is the first): every thread inherits the block.
         let shutdownSignals = ShutdownSignals.block()
         // One write(2) per access-log line was a measurable share of a read: lines are
@@ -41,7 +44,7 @@ struct ServeCommand {
         } catch {
             throw CLIError.failed(error.description, exitCode: 2)
         }
-        let app = LedgerApplication(configuration: configuration, logger: logger, migrator: migrator, openAPIDocument: openAPI)
+        let app = LedgerApplication(configuration: configuration, logger: logger, migrator: migrator, openAPIDocument: openAPI, signer: signer)
         try app.start()
         FileHandle.standardOutput.write(Data("ledger listening on http://\(configuration.http.host):\(app.port ?? configuration.http.port)\n".utf8))
 

@@ -6,10 +6,10 @@ struct VerifyCommand {
     let cli: LedgerCLI
 
     func run(_ words: [String]) throws -> Int32 {
-        let args = try Arguments(words, valued: [])
+        let args = try Arguments(words, valued: VerifyCheckpoints.valued)
         if args.has("help") {
             cli.output("""
-                usage: ledger verify
+                usage: ledger verify [--checkpoints PATH... [--public-key FILE]]
                   Checks every event's hash-chain link, re-runs the reducer over all events and compares
                   the result with ledger.orders (every column and both documents) and ledger.enrollments.
                   Exits 1 naming the first broken position, or each difference (order or enrollment and every
@@ -17,10 +17,11 @@ struct VerifyCommand {
                   rebuild would change. Every webhook event verified by a signature is checked again from its
                   stored raw bytes with the configured keys (LEDGER_WEB3_API_KEYS, LEDGER_BANXA_API_SECRETS);
                   exits 1 naming each whose signature no longer matches.
-                """)
+                """ + "\n" + VerifyCheckpoints.usage)
             return 0
         }
         try args.allowOnly(flags: ["help"])
+        let checkpoints = try VerifyCheckpoints.paths(args)
         let configuration = try cli.configuration()
         let report = try Verification().run(on: cli.connect(configuration), signatures: SignatureRecheck(configuration.service)) {
             cli.output("difference: " + $0.text)
@@ -30,6 +31,7 @@ struct VerifyCommand {
             signatures.failures.forEach { cli.output("signature: " + $0) }
             signatures.lines.forEach(cli.output)
         }
+        if let checkpoints { try VerifyCheckpoints(cli: cli).run(paths: checkpoints, publicKeyFile: args.value("public-key")) }
         if let first = report.summary.first {
             report.summary.lines.forEach(cli.output)
             throw MaintenanceError.readModelsDiffer(count: report.summary.total, first: first.text)

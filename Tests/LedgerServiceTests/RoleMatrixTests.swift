@@ -102,7 +102,9 @@ final class RoleMatrixTests {
         "POST /v1/enrollments/{ref}/client-tokens": [.ingest],
         "POST /v1/orders/{no}/corrections": [.auditor],
         "GET /v1/ledger/head": [.auditor],
+        "GET /v1/ledger/checkpoints": [.auditor],
         "GET /v1/exports/orders": [.accountant, .auditor], "GET /v1/exports/events": [.accountant, .auditor],
+        "GET /v1/exports/orders/manifest": [.accountant, .auditor], "GET /v1/exports/events/manifest": [.accountant, .auditor],
         "GET /healthz": [], "GET /readyz": [], "GET /metrics": [], "GET /openapi.json": [],
     ]
 

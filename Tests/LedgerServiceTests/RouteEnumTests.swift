@@ -8,7 +8,7 @@ struct RouteEnumTests {
     static let metricsLabels = [
         "webhook_web3", "webhook_banxa", "register_order", "list_orders", "get_order", "order_events", "observe_order",
         "order_client_event", "enrollment_client_event", "mint_client_token", "mint_enrollment_client_token",
-        "correct_order", "ledger_head", "export_orders", "export_events", "healthz", "readyz", "metrics", "openapi",
+        "correct_order", "ledger_head", "ledger_checkpoints", "export_orders", "export_events", "export_orders_manifest", "export_events_manifest", "healthz", "readyz", "metrics", "openapi",
     ]
 
     @Test("the raw values are the metrics labels, unchanged")

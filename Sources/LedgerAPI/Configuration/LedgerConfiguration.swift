@@ -61,6 +61,7 @@ public struct LedgerConfiguration: Sendable {
         service.quarantinePerSourcePerMinute = try reader.integer("LEDGER_QUARANTINE_PER_SOURCE", service.quarantinePerSourcePerMinute, 1...1_000_000)
         service.orderStateCacheSize = try reader.integer("LEDGER_ORDER_STATE_CACHE", service.orderStateCacheSize, 0...1_000_000)
         service.writerNice = try reader.integer("LEDGER_WRITER_NICE", service.writerNice, -20...19)
+        service.checkpoints = try checkpoints(reader)
         if let base = service.web3APIBase {
             // The poller's gateway: a URL it can reach, and a key for X-Pay-Api-Key.
             _ = try Web3Gateway(base: base, apiKey: "")
@@ -96,6 +97,25 @@ public struct LedgerConfiguration: Sendable {
         configuration.migrationsDirectory = reader.text("LEDGER_MIGRATIONS")
         configuration.openAPIPath = reader.text("LEDGER_OPENAPI")
         return configuration
+    }
+
+    /// The checkpoint variables alone, for commands that need no database (`ledger keys generate`).
+    public static func checkpointsFromEnvironment(_ env: [String: String]) throws -> CheckpointConfiguration {
+        try checkpoints(EnvironmentReader(env))
+    }
+
+    static func checkpoints(_ reader: EnvironmentReader) throws -> CheckpointConfiguration {
+        var checkpoints = CheckpointConfiguration()
+        checkpoints.keyPath = reader.text("LEDGER_CHECKPOINT_KEY")
+        if let origin = reader.text("LEDGER_CHECKPOINT_ORIGIN") {
+            if let problem = CheckpointConfiguration.problem(withOrigin: origin) {
+                throw ConfigurationError.invalid("LEDGER_CHECKPOINT_ORIGIN", value: origin, hint: problem)
+            }
+            checkpoints.origin = origin
+        }
+        checkpoints.directory = reader.text("LEDGER_CHECKPOINT_DIR")
+        checkpoints.intervalSeconds = try reader.integer("LEDGER_CHECKPOINT_INTERVAL", checkpoints.intervalSeconds, 1...31_622_400)
+        return checkpoints
     }
 }
 

@@ -89,8 +89,14 @@ package struct OrderQueries: Sendable {
         try pool.withConnection { try OrderList().page(f, masked: masked, on: $0) }
     }
 
+    /// `{position, hash}` of the newest event, and `checkpoint`, the newest signed note, when there is one.
     package func head() throws -> JSONValue {
-        let (position, hash) = try pool.withConnection { try store.head(on: $0) }
-        return .object([("position", .integer(position)), ("hash", .string(Hex.encode(hash)))])
+        let (position, hash, checkpoint) = try pool.withConnection { c in
+            let head = try store.head(on: c)
+            return (head.position, head.hash, try CheckpointQueries(pool: pool).newest(on: c))
+        }
+        var fields: [(String, JSONValue)] = [("position", .integer(position)), ("hash", .string(Hex.encode(hash)))]
+        if let checkpoint { fields.append(("checkpoint", checkpoint)) }
+        return .object(fields)
     }
 }

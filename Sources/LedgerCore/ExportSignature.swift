@@ -1,0 +1,74 @@
+/// A signed export manifest (shared/spec/audit.md, *Signed exports*): `checkpoint`, a
+/// note for the ledger's head at export time (at or after the export's highest
+/// position), and `signature`, a signed note whose body lists the manifest's `kind`,
+/// `from`, `to`, `format`, `rows`, `sha256` and `highestPosition`, one `key value` per line.
+public enum ExportSignature {
+    public static let signedFields = ["kind", "from", "to", "format", "rows", "sha256", "highestPosition"]
+
+    /// The signature's body: each field as the manifest gives it (`none` for a null highestPosition).
+    public static func body(of manifest: JSONValue) -> String? {
+        var lines = ""
+        for name in signedFields {
+            switch manifest[name] {
+            case .string(let s)?: lines += "\(name) \(s)\n"
+            case .number(let n)?: lines += "\(name) \(n)\n"
+            case .null?: lines += "\(name) none\n"
+            default: return nil
+            }
+        }
+        return lines
+    }
+
+    /// The manifest with `checkpoint` and `signature` added; an empty ledger has no checkpoint (null).
+    public static func sign(_ manifest: JSONValue, origin: String, key: Ed25519SigningKey, now: Timestamp) -> JSONValue {
+        guard case .object(var fields) = manifest, let body = body(of: manifest) else { return manifest }
+        var checkpoint = JSONValue.null
+        if let head = ledgerHead(manifest), head.position > 0 {
+            let body = CheckpointBody(origin: origin, position: head.position, hash: head.hash, signedAt: now)
+            checkpoint = .string(Checkpoint.sign(body, key: key).note.text)
+        }
+        fields.append(("checkpoint", checkpoint))
+        fields.append(("signature", .string(SignedNote.sign(body: body, name: origin, key: key).text)))
+        return .object(fields)
+    }
+
+    /// Every way the manifest's notes fail under `publicKey`, in words; empty when both hold.
+    public static func problems(_ manifest: JSONValue, publicKey: Ed25519PublicKey) -> [String] {
+        var problems = [String]()
+        guard let body = body(of: manifest) else { return ["the manifest lacks one of \(signedFields.joined(separator: ", "))"] }
+        if let text = manifest["signature"]?.stringValue, let note = SignedNote(text: text) {
+            if !note.verifies(publicKey: publicKey) {
+                problems.append("the manifest's signature does not verify under the public key")
+            } else if note.body != body {
+                problems.append("the manifest's fields differ from what its signature signed: signed\n\(note.body)manifest says\n\(body)")
+            }
+        } else {
+            problems.append("the manifest has no signature note")
+        }
+        let highest: Int64? = manifest["highestPosition"]?.numberLiteral.flatMap { Int64($0) }
+        switch manifest["checkpoint"] {
+        case .string(let text)?:
+            guard let checkpoint = Checkpoint(text: text) else { problems.append("the manifest's checkpoint is not a checkpoint note"); break }
+            if !checkpoint.note.verifies(publicKey: publicKey) {
+                problems.append("the manifest's checkpoint does not verify under the public key")
+            }
+            if let highest, checkpoint.body.position < highest {
+                problems.append("the manifest's checkpoint is for position \(checkpoint.body.position), before the export's highest position \(highest)")
+            }
+            if let head = ledgerHead(manifest), head.position != checkpoint.body.position || head.hash != checkpoint.body.hash {
+                problems.append("the manifest's ledgerHead differs from its checkpoint")
+            }
+        case .null?:
+            if highest != nil { problems.append("the manifest has rows but no checkpoint") }
+        default:
+            problems.append("the manifest has no checkpoint")
+        }
+        return problems
+    }
+
+    static func ledgerHead(_ manifest: JSONValue) -> (position: Int64, hash: [UInt8])? {
+        guard let head = manifest["ledgerHead"], let position = head["position"]?.numberLiteral.flatMap({ Int64($0) }),
+              let hash = head["hash"]?.stringValue.flatMap(Hex.decode) else { return nil }
+        return (position, hash)
+    }
+}

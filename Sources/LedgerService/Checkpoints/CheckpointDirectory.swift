@@ -1,0 +1,38 @@
+import Foundation
+import LedgerCore
+
+/// `LEDGER_CHECKPOINT_DIR`: every note is also written there as `<position>.checkpoint`,
+/// under a temporary name renamed only once the file is whole, so a reader never sees half a note.
+public struct CheckpointDirectory: Sendable {
+    public let path: String
+
+    /// Refuses a folder that is missing or that this user cannot write, before anything is signed.
+    public init(path: String) throws {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw ConfigurationError.invalid("LEDGER_CHECKPOINT_DIR", value: path, hint: "no such folder")
+        }
+        guard access(path, W_OK | X_OK) == 0 else {
+            throw ConfigurationError.invalid("LEDGER_CHECKPOINT_DIR", value: path, hint: "this user cannot write the folder")
+        }
+        self.path = path
+    }
+
+    public static func fileName(position: Int64) -> String { "\(position).checkpoint" }
+
+    public func write(_ note: String, position: Int64) throws {
+        let final = (path as NSString).appendingPathComponent(Self.fileName(position: position))
+        let temporary = (path as NSString).appendingPathComponent(".\(Self.fileName(position: position)).\(getpid()).tmp")
+        let bytes = Array(note.utf8)
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw CheckpointError.cannotWrite(temporary, String(cString: strerror(errno))) }
+        let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+        let synced = fsync(fd) == 0
+        close(fd)
+        guard written == bytes.count, synced, rename(temporary, final) == 0 else {
+            let reason = String(cString: strerror(errno))
+            unlink(temporary)
+            throw CheckpointError.cannotWrite(final, reason)
+        }
+    }
+}

@@ -1,0 +1,87 @@
+import LedgerCore
+import LedgerPostgres
+
+/// Why a checkpoint could not be made or kept.
+public enum CheckpointError: Error, CustomStringConvertible {
+    case cannotWrite(String, String)
+
+    public var description: String {
+        switch self {
+        case .cannotWrite(let path, let reason): return "cannot write the checkpoint file \(path): \(reason)"
+        }
+    }
+}
+
+/// Signs the chain's head as a checkpoint note (shared/spec/audit.md, *Making
+/// checkpoints*), stores it in ledger.signed_checkpoints and copies it to
+/// `LEDGER_CHECKPOINT_DIR`. The key stays inside; nothing here logs it.
+public struct CheckpointSigner: Sendable {
+    public let key: Ed25519SigningKey
+    public let origin: String
+    let directory: CheckpointDirectory?
+    let store = CheckpointStore()
+    let events = EventStore()
+
+    public init(key: Ed25519SigningKey, origin: String, directory: CheckpointDirectory?) {
+        self.key = key
+        self.origin = origin
+        self.directory = directory
+    }
+
+    /// The signer the configuration asks for; nil without `LEDGER_CHECKPOINT_KEY`. A key or
+    /// folder it cannot use is a `ConfigurationError` (exit 2), found before anything runs.
+    public static func configured(_ configuration: CheckpointConfiguration) throws -> CheckpointSigner? {
+        guard let path = configuration.keyPath else { return nil }
+        let key = try CheckpointKeyFile.load(path: path)
+        return CheckpointSigner(key: key, origin: configuration.origin,
+                                directory: try configuration.directory.map { try CheckpointDirectory(path: $0) })
+    }
+
+    /// The signer, or a `ConfigurationError` saying a key is needed.
+    public static func required(_ configuration: CheckpointConfiguration) throws -> CheckpointSigner {
+        guard let signer = try configured(configuration) else {
+            throw ConfigurationError.missing("LEDGER_CHECKPOINT_KEY",
+                                             hint: "the path of the Ed25519 signing key; `ledger keys generate --out DIR` makes one")
+        }
+        return signer
+    }
+
+    public enum Outcome: Sendable, Equatable {
+        /// A new note, stored.
+        case signed(Checkpoint)
+        /// The head has not moved since this stored note.
+        case unchanged(StoredCheckpoint)
+        /// An empty ledger has no checkpoint.
+        case empty
+    }
+
+    /// Signs the current head unless the newest stored note already covers it.
+    public func checkpoint(on connection: PostgresConnection, now: Timestamp = .now()) throws -> Outcome {
+        let head = try events.head(on: connection)
+        guard head.position > 0 else { return .empty }
+        if let newest = try store.newest(on: connection), newest.position >= head.position {
+            try directory?.write(newest.note, position: newest.position)
+            return .unchanged(newest)
+        }
+        let checkpoint = sign(position: head.position, hash: head.hash, now: now)
+        guard try store.insert(checkpoint, on: connection) else {
+            // Another signer stored this position first: its note is the one kept.
+            guard let newest = try store.newest(on: connection) else { return .empty }
+            return .unchanged(newest)
+        }
+        try directory?.write(checkpoint.note.text, position: head.position)
+        return .signed(checkpoint)
+    }
+
+    /// A note for `position` and `hash`, not stored (an export's own note).
+    public func sign(position: Int64, hash: [UInt8], now: Timestamp = .now()) -> Checkpoint {
+        Checkpoint.sign(CheckpointBody(origin: origin, position: position, hash: hash, signedAt: now), key: key)
+    }
+
+    /// An export's manifest with its `checkpoint` and `signature` notes.
+    public func signed(_ manifest: JSONValue, now: Timestamp = .now()) -> JSONValue {
+        ExportSignature.sign(manifest, origin: origin, key: key, now: now)
+    }
+
+    public var verifierKey: String { SignedNote.verifierKey(name: origin, publicKey: key.publicKey) }
+}

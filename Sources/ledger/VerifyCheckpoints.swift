@@ -1,0 +1,47 @@
+import LedgerAPI
+import LedgerCore
+import LedgerService
+
+/// `ledger verify --checkpoints PATH... [--public-key FILE]`: the notes' part of verify,
+/// kept beside VerifyCommand so that command stays a list of steps.
+struct VerifyCheckpoints {
+    let cli: LedgerCLI
+
+    static let valued: Set<String> = ["checkpoints", "public-key"]
+    static let usage = """
+          --checkpoints PATH... also checks every note in these .checkpoint files or folders: its signature
+                                verifies under --public-key FILE (default: LEDGER_CHECKPOINT_KEY's public half)
+                                and the chain's hash at its position equals the note's; names each note that fails.
+        """
+
+    /// Nil when `--checkpoints` was not given: the paths are its value and the words after it.
+    static func paths(_ args: Arguments) throws -> [String]? {
+        guard let first = args.value("checkpoints") else {
+            if !args.positional.isEmpty { throw CLIError.usage("unexpected \(args.positional.joined(separator: " "))") }
+            if args.value("public-key") != nil { throw CLIError.usage("--public-key goes with --checkpoints") }
+            return nil
+        }
+        return [first] + args.positional
+    }
+
+    /// Prints each failing note and throws when any fails.
+    func run(paths: [String], publicKeyFile: String?) throws {
+        let publicKey = try Self.publicKey(file: publicKeyFile, cli: cli)
+        let files = try CheckpointVerification.files(paths)
+        let report = try CheckpointVerification(publicKey: publicKey).run(files, on: cli.connect())
+        if let first = report.failures.first {
+            for failure in report.failures { cli.output("checkpoint fails: " + failure) }
+            throw CheckpointVerificationError.notesFail(count: report.failures.count, first: first)
+        }
+        cli.output("checkpoints match the chain: \(report.notes) notes verify")
+    }
+
+    /// `--public-key FILE`, else the public half of `LEDGER_CHECKPOINT_KEY` (audit.md, *Verifying*).
+    static func publicKey(file: String?, cli: LedgerCLI) throws -> Ed25519PublicKey {
+        if let file { return try CheckpointKeyFile.loadPublic(path: file) }
+        guard let keyPath = try LedgerConfiguration.checkpointsFromEnvironment(cli.environment).keyPath else {
+            throw CLIError.usage("give --public-key FILE, or set LEDGER_CHECKPOINT_KEY to derive it from")
+        }
+        return try CheckpointKeyFile.load(path: keyPath).publicKey
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+import LedgerCore
+import Testing
+
+/// The note against a vector made by the `openssl` command line (Vectors/checkpoint/README.md):
+/// Ed25519 is deterministic, so the same key and body must give the same bytes.
+@Suite struct SignedNoteTests {
+    static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Vectors/checkpoint")
+
+    static func vector(_ name: String) throws -> String {
+        try String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8)
+    }
+
+    static func key() throws -> Ed25519SigningKey {
+        try Ed25519SigningKey.fromPEM(Array(vector("key.pem").utf8))
+    }
+
+    static let body = CheckpointBody(origin: "example.com/ledger", position: 42, hash: Crypto.sha256(Array("head".utf8)),
+                                     signedAt: Timestamp(seconds: 1_796_126_400))
+
+    @Test func aCheckpointSignedInSwiftIsByteForByteTheNoteOpenSSLMade() throws {
+        #expect(Self.body.text == (try Self.vector("body.txt")))
+        let checkpoint = Checkpoint.sign(Self.body, key: try Self.key())
+        #expect(checkpoint.note.text == (try Self.vector("note.txt")))
+    }
+
+    @Test func theVerifierKeyAndThePublicKeyAreTheOnesOpenSSLDerived() throws {
+        let key = try Self.key()
+        #expect(SignedNote.verifierKey(name: "example.com/ledger", publicKey: key.publicKey) + "\n" == (try Self.vector("verifier-key.txt")))
+        let pub = try Ed25519PublicKey.fromPEM(Array(Self.vector("pub.pem").utf8))
+        #expect(pub == key.publicKey)
+        #expect(String(decoding: pub.spkiPEM, as: UTF8.self) == (try Self.vector("pub.pem")))
+    }
+
+    @Test func theOpenSSLNoteParsesAndVerifies() throws {
+        let checkpoint = try #require(Checkpoint(text: try Self.vector("note.txt")))
+        #expect(checkpoint.body == Self.body)
+        #expect(checkpoint.note.verifies(name: "example.com/ledger", publicKey: try Self.key().publicKey))
+    }
+
+    @Test func aNoteWithAnyOneByteChangedFailsToVerify() throws {
+        let text = Array(try Self.vector("note.txt").utf8)
+        let pub = try Self.key().publicKey
+        for i in text.indices {
+            var edited = text
+            edited[i] ^= 0x01
+            guard let note = SignedNote(text: String(decoding: edited, as: UTF8.self)) else { continue }
+            #expect(!note.verifies(name: "example.com/ledger", publicKey: pub), "byte \(i) changed, yet the note verifies")
+        }
+    }
+
+    @Test func aNoteSignedByAnotherKeyFailsToVerify() throws {
+        let other = Checkpoint.sign(Self.body, key: Ed25519SigningKey.generate())
+        #expect(!other.note.verifies(publicKey: try Self.key().publicKey))
+        #expect(SignedNote(text: other.note.text) == other.note)
+    }
+
+    @Test func aGeneratedKeyRoundTripsThroughPKCS8AndSignsWhatItsPublicKeyVerifies() throws {
+        let key = Ed25519SigningKey.generate()
+        let again = try Ed25519SigningKey.fromPEM(key.pkcs8PEM)
+        #expect(again.publicKey == key.publicKey)
+        #expect(String(decoding: key.pkcs8PEM, as: UTF8.self).hasPrefix("-----BEGIN PRIVATE KEY-----"))
+        #expect(key.publicKey.verify(signature: again.sign([1, 2, 3]), of: [1, 2, 3]))
+        #expect(!String(describing: key).contains("PRIVATE"))
+    }
+
+    @Test func aKeyOfAnotherTypeIsRefusedByName() throws {
+        #expect(throws: KeyError.notPEM(what: "the key")) { try Ed25519SigningKey.fromPEM(Array("not a key".utf8)) }
+    }
+
+    /// The best of ten rounds, so other work on a shared machine does not decide the result.
+    @Test func signingOneNoteTakesWellUnderAMillisecond() throws {
+        let key = try Self.key()
+        let count = 200
+        var best = Duration.seconds(1)
+        for _ in 0..<10 {
+            let start = ContinuousClock.now
+            for _ in 0..<count { _ = Checkpoint.sign(Self.body, key: key) }
+            best = min(best, (ContinuousClock.now - start) / count)
+        }
+        print("signing one checkpoint note (body and signature): \(best)")
+        #expect(best < .milliseconds(1))
+    }
+}

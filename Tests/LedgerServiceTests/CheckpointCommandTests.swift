@@ -1,0 +1,219 @@
+import Foundation
+@testable import ledger
+import LedgerAPI
+import LedgerCore
+import LedgerPostgres
+@testable import LedgerService
+import LedgerTestSupport
+import Testing
+
+/// `ledger keys generate`, `ledger checkpoint` and `ledger verify --checkpoints` against a
+/// real PostgreSQL (shared/spec/audit.md).
+@Suite("Checkpoint commands")
+struct CheckpointCommandTests {
+    let db: TestDatabase
+    let folder: String
+    init() throws {
+        db = try TestDatabase.create("checkpoint")
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-checkpoint-\(UUID().uuidString)").path
+    }
+
+    var keyPath: String { folder + "/keys/checkpoint.key" }
+    var notes: String { folder + "/notes" }
+    var env: [String: String] {
+        ["DATABASE_URL": db.url, "LEDGER_CHECKPOINT_KEY": keyPath, "LEDGER_CHECKPOINT_ORIGIN": "shop.example/ledger",
+         "LEDGER_CHECKPOINT_DIR": notes]
+    }
+
+    func generateKey() throws {
+        let run = CLIRun()
+        #expect(run(["keys", "generate", "--out", folder + "/keys"], env: env) == 0, "\(run.errorLines)")
+        try FileManager.default.createDirectory(atPath: notes, withIntermediateDirectories: true)
+    }
+
+    /// Runs `ledger checkpoint` and gives the note it printed.
+    func checkpoint() throws -> String {
+        let run = CLIRun()
+        #expect(run(["checkpoint"], env: env) == 0, "\(run.errorLines)")
+        return run.output.joined(separator: "\n") + "\n"
+    }
+
+    @Test("keys generate writes a 0600 PKCS#8 key and an SPKI public key, prints the verifier key last, and never overwrites")
+    func keysGenerate() throws {
+        let run = CLIRun()
+        #expect(run(["keys", "generate", "--out", folder + "/keys"], env: env) == 0)
+        let attributes = try FileManager.default.attributesOfItem(atPath: keyPath)
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        let key = try CheckpointKeyFile.load(path: keyPath)
+        #expect(try CheckpointKeyFile.loadPublic(path: folder + "/keys/checkpoint.pub") == key.publicKey)
+        #expect(run.output.last == SignedNote.verifierKey(name: "shop.example/ledger", publicKey: key.publicKey))
+        #expect(run.output.last?.hasPrefix("shop.example/ledger+") == true)
+        let before = try Data(contentsOf: URL(fileURLWithPath: keyPath))
+        let again = CLIRun()
+        #expect(again(["keys", "generate", "--out", folder + "/keys"], env: env) == 1)
+        #expect(again.errorLines.count == 1 && again.errorLines[0].contains("never overwritten"), "\(again.errorLines)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: keyPath)) == before)
+    }
+
+    @Test("a missing key, a key others can read, a key of another type and an unwritable folder each give one clear line and exit 2")
+    func unusableKeys() throws {
+        try generateKey()
+        func refused(_ change: [String: String], _ words: String) {
+            let run = CLIRun()
+            #expect(run(["checkpoint"], env: env.merging(change) { _, b in b }) == 2)
+            #expect(run.errorLines.count == 1 && run.errorLines[0].contains(words), "\(run.errorLines)")
+        }
+        refused(["LEDGER_CHECKPOINT_KEY": folder + "/nothing.key"], "no such file")
+        refused(["LEDGER_CHECKPOINT_KEY": ""], "LEDGER_CHECKPOINT_KEY is not set")
+        let rsa = folder + "/rsa.key"
+        let made = Process()
+        made.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        made.arguments = ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", rsa]
+        try made.run()
+        made.waitUntilExit()
+        chmod(rsa, 0o600)
+        refused(["LEDGER_CHECKPOINT_KEY": rsa], "not an Ed25519 key")
+        chmod(keyPath, 0o640)
+        refused([:], "chmod 600")
+        chmod(keyPath, 0o600)
+        refused(["LEDGER_CHECKPOINT_DIR": folder + "/missing"], "LEDGER_CHECKPOINT_DIR")
+        try FileManager.default.createDirectory(atPath: folder + "/readonly", withIntermediateDirectories: true)
+        chmod(folder + "/readonly", 0o500)
+        if getuid() != 0 { refused(["LEDGER_CHECKPOINT_DIR": folder + "/readonly"], "cannot write") }   // root writes anyway
+        refused(["LEDGER_CHECKPOINT_ORIGIN": "shop example"], "LEDGER_CHECKPOINT_ORIGIN")
+    }
+
+    @Test("checkpoint signs the head, stores the note append-only, writes <position>.checkpoint whole, and prints it")
+    func checkpointStoresAndCopies() throws {
+        try generateKey()
+        let empty = CLIRun()
+        #expect(empty(["checkpoint"], env: env) == 1)
+        #expect(empty.errorLines.first?.contains("empty ledger has no checkpoint") == true)
+        try TestWrites(pool: db.pool(size: 1)).registerAndPay("CP-1")
+        let note = try checkpoint()
+        let checkpoint = try #require(Checkpoint(text: note))
+        #expect(checkpoint.body.origin == "shop.example/ledger" && checkpoint.body.position == 2)
+        #expect(checkpoint.note.verifies(publicKey: try CheckpointKeyFile.load(path: keyPath).publicKey))
+        #expect(try String(contentsOfFile: notes + "/2.checkpoint", encoding: .utf8) == note)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: notes) == ["2.checkpoint"])
+        let c = try db.connect()
+        #expect(try c.query("SELECT note FROM ledger.signed_checkpoints").string(0, "note") == note)
+        #expect(try c.query("SELECT hash FROM ledger.events WHERE position = 2").bytes(0, "hash") == checkpoint.body.hash)
+        for statement in ["UPDATE ledger.signed_checkpoints SET note = 'x'", "DELETE FROM ledger.signed_checkpoints",
+                          "TRUNCATE ledger.signed_checkpoints"] {
+            #expect(throws: PostgresError.self, "\(statement)") { try c.query(statement) }
+        }
+        // The head has not moved: the same note again, and no second row.
+        #expect(try self.checkpoint() == note)
+        #expect(try c.query("SELECT count(*) AS n FROM ledger.signed_checkpoints").int64(0, "n") == 1)
+    }
+
+    @Test("a superuser who rewrites an early event and recomputes every later hash passes the chain walk, and verify --checkpoints names the note")
+    func rewriteCaughtByCheckpoints() throws {
+        try generateKey()
+        try TestWrites(pool: db.pool(size: 1)).registerAndPay("RW-1")
+        _ = try checkpoint()
+        try TestWrites(pool: db.pool(size: 1)).registerAndPay("RW-2")
+        _ = try checkpoint()
+        let clean = CLIRun()
+        #expect(clean(["verify", "--checkpoints", notes], env: env) == 0, "\(clean.errorLines)")
+        #expect(clean.output.contains("checkpoints match the chain: 2 notes verify"), "\(clean.output)")
+
+        let c = try db.connect()
+        try c.query("ALTER TABLE ledger.events DISABLE TRIGGER USER")
+        try c.query("UPDATE ledger.events SET metadata = metadata || '{\"requestId\":\"rewritten\"}' WHERE position = 1")
+        try c.query(Self.recomputeEveryHash)
+        try c.query("ALTER TABLE ledger.events ENABLE TRIGGER USER")
+        let walkOnly = CLIRun()
+        #expect(walkOnly(["verify"], env: env) == 0, "the rewritten chain is consistent: \(walkOnly.errorLines)")
+
+        let caught = CLIRun()
+        #expect(caught(["verify", "--checkpoints", notes, "--public-key", folder + "/keys/checkpoint.pub"], env: env) == 1)
+        let failing = caught.output.filter { $0.hasPrefix("checkpoint fails") }
+        #expect(failing.count == 2, "\(caught.output)")
+        #expect(failing.contains { $0.contains("position 2") && $0.contains("rewritten") }, "\(failing)")
+        #expect(failing.contains { $0.contains("position 4") }, "\(failing)")
+        #expect(caught.errorLines.last?.contains("2 checkpoint note(s) fail") == true, "\(caught.errorLines)")
+    }
+
+    @Test("verify --checkpoints fails a note with one byte changed and a note signed by another key, naming each by position")
+    func editedAndForeignNotes() throws {
+        try generateKey()
+        try TestWrites(pool: db.pool(size: 1)).registerAndPay("EN-1")
+        let note = try checkpoint()
+        var edited = Array(note.utf8)
+        edited[edited.count - 10] = edited[edited.count - 10] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+        try Data(edited).write(to: URL(fileURLWithPath: notes + "/2.checkpoint"))
+        let foreign = CheckpointSigner(key: .generate(), origin: "shop.example/ledger", directory: nil)
+        let c = try db.connect()
+        let head = try EventStore().head(on: c)
+        try foreign.sign(position: head.position, hash: head.hash).note.text.write(toFile: notes + "/9.checkpoint", atomically: true, encoding: .utf8)
+        let run = CLIRun()
+        #expect(run(["verify", "--checkpoints", notes + "/2.checkpoint", notes + "/9.checkpoint"], env: env) == 1)
+        let failing = run.output.filter { $0.hasPrefix("checkpoint fails") }
+        #expect(failing.count == 2 && failing.allSatisfy { $0.contains("position 2") && $0.contains("signature does not verify") }, "\(failing)")
+    }
+
+    @Test("a note made by ledger checkpoint verifies with openssl pkeyutl -verify -rawin, under the key id audit.md derives")
+    func opensslVerifiesANote() throws {
+        try generateKey()
+        try TestWrites(pool: db.pool(size: 1)).registerAndPay("OS-1")
+        let note = try checkpoint()
+        try note.write(toFile: folder + "/note", atomically: true, encoding: .utf8)
+        let script = """
+            set -e
+            cd "$1"
+            # The body is everything before the empty line; the signature line's last word is base64(key id || signature).
+            sed '/^$/,$d' note > body
+            sed -n '/^$/,$p' note | sed -n 's/^\\xe2\\x80\\x94 [^ ]* //p' | base64 -d > keyid-and-sig
+            head -c 4 keyid-and-sig > keyid
+            tail -c 64 keyid-and-sig > sig
+            openssl pkey -pubin -in keys/checkpoint.pub -outform DER | tail -c 32 > pub.raw
+            { printf '%s\\n\\001' "$(head -1 body)"; cat pub.raw; } | openssl dgst -sha256 -binary | head -c 4 > expected-keyid
+            cmp keyid expected-keyid
+            openssl pkeyutl -verify -rawin -pubin -inkey keys/checkpoint.pub -in body -sigfile sig
+            """
+        let (status, output) = try Self.bash(script, folder)
+        #expect(status == 0 && output.contains("Signature Verified Successfully"), "\(output)")
+    }
+
+    @Test("LEDGER_CHECKPOINT_* are read by LedgerConfiguration: defaults, and a bad origin or interval named")
+    func configuration() throws {
+        let defaults = try LedgerConfiguration.fromEnvironment(["DATABASE_URL": db.url]).service.checkpoints
+        #expect(defaults == CheckpointConfiguration() && defaults.origin == "ledger" && defaults.intervalSeconds == 3600 && defaults.keyPath == nil)
+        let set = try LedgerConfiguration.fromEnvironment(env.merging(["LEDGER_CHECKPOINT_INTERVAL": "60"]) { _, b in b }).service.checkpoints
+        #expect(set.keyPath == keyPath && set.origin == "shop.example/ledger" && set.directory == notes && set.intervalSeconds == 60)
+        for (name, value) in [("LEDGER_CHECKPOINT_ORIGIN", "a+b"), ("LEDGER_CHECKPOINT_INTERVAL", "0")] {
+            #expect(throws: ConfigurationError.self) { try LedgerConfiguration.fromEnvironment(["DATABASE_URL": db.url, name: value]) }
+        }
+    }
+
+    static func bash(_ script: String, _ arguments: String...) throws -> (Int32, String) {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/bin/bash")
+        p.arguments = ["-c", script, "bash"] + arguments
+        let pipe = Pipe()
+        p.standardOutput = pipe
+        p.standardError = pipe
+        try p.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return (p.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    /// What the insider does: every hash from the first event on, recomputed with ledger.event_hash.
+    static let recomputeEveryHash = """
+        DO $$
+        DECLARE
+            previous bytea := decode(repeat('00', 32), 'hex');
+            e record;
+        BEGIN
+            FOR e IN SELECT * FROM ledger.events ORDER BY position LOOP
+                previous := ledger.event_hash(previous, e.position, e.event_id, e.stream, e.stream_version, e.type, e.source,
+                                              e.payload, e.raw, e.metadata, e.idempotency_key, e.recorded_at, e.observed_at);
+                UPDATE ledger.events SET hash = previous WHERE position = e.position;
+            END LOOP;
+        END
+        $$
+        """
+}
