@@ -25,7 +25,9 @@ struct VerifyCheckpoints {
     }
 
     /// Prints each failing note and throws when any fails.
-    func run(paths: [String], publicKeyFile: String?) throws {
+    /// Returns how many notes were checked; throws naming each that fails.
+    @discardableResult
+    func run(paths: [String], publicKeyFile: String?) throws -> Int {
         let publicKey = try Self.publicKey(file: publicKeyFile, cli: cli)
         let files = try CheckpointVerification.files(paths)
         let report = try CheckpointVerification(publicKey: publicKey).run(files, on: cli.connect())
@@ -34,6 +36,7 @@ struct VerifyCheckpoints {
             throw CheckpointVerificationError.notesFail(count: report.failures.count, first: first)
         }
         cli.output("checkpoints match the chain: \(report.notes) notes verify")
+        return report.notes
     }
 
     /// `--public-key FILE`, else the public half of `LEDGER_CHECKPOINT_KEY` (audit.md, *Verifying*).

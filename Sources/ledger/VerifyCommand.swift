@@ -1,3 +1,4 @@
+import Foundation
 import LedgerService
 
 /// `ledger verify`: parse, verify, print. Exit 1 names the first broken position, or
@@ -23,15 +24,26 @@ struct VerifyCommand {
         try args.allowOnly(flags: ["help"])
         let checkpoints = try VerifyCheckpoints.paths(args)
         let configuration = try cli.configuration()
-        let report = try Verification().run(on: cli.connect(configuration), signatures: SignatureRecheck(configuration.service)) {
-            cli.output("difference: " + $0.text)
+        let started = ContinuousClock.now
+        let showProgress = isatty(STDERR_FILENO) == 1
+        let report = try Verification().run(on: cli.connect(configuration), signatures: SignatureRecheck(configuration.service),
+                                             progress: { events in
+            if showProgress { FileHandle.standardError.write(Data("\rledger verify: \(events) events checked".utf8)) }
+        }) { cli.output("difference: " + $0.text) }
+        if showProgress { FileHandle.standardError.write(Data("\n".utf8)) }
+        var notes = 0
+        // audit.md: it ends with a summary (events, streams, notes, seconds), whatever it found.
+        defer {
+            let elapsed = (ContinuousClock.now - started).components
+            let seconds = Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18
+            cli.output("checked: \(report.events) events, \(report.streams) streams, \(notes) notes, \(String(format: "%.2f", seconds)) s")
         }
         cli.output("hash chain intact: \(report.events) events, head position \(report.head)")
         if let signatures = report.signatures {
             signatures.failures.forEach { cli.output("signature: " + $0) }
             signatures.lines.forEach(cli.output)
         }
-        if let checkpoints { try VerifyCheckpoints(cli: cli).run(paths: checkpoints, publicKeyFile: args.value("public-key")) }
+        if let checkpoints { notes = try VerifyCheckpoints(cli: cli).run(paths: checkpoints, publicKeyFile: args.value("public-key")) }
         if let first = report.summary.first {
             report.summary.lines.forEach(cli.output)
             throw MaintenanceError.readModelsDiffer(count: report.summary.total, first: first.text)

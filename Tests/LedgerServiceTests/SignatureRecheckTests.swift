@@ -32,6 +32,9 @@ struct SignatureRecheckTests {
         #expect(run(["verify"], env: LedgerFixture.environment(databaseURL: f.databaseURL)) == 0, "\(run.errorLines)")
         #expect(run.output.contains("web3 signatures: 1 match"), "\(run.output)")
         #expect(run.output.contains("banxa signatures: 1 match"), "\(run.output)")
+        let summary = run.output.last ?? ""
+        #expect(summary.hasPrefix("checked: 2 events, 2 streams, 0 notes, ") && summary.hasSuffix(" s"),
+                "verify ends with a summary of events, streams, notes and seconds: \(run.output)")
     }
 
     @Test("a raw body rewritten with its hash recomputed keeps the chain intact, but verify names the event whose signature no longer matches")

@@ -16,6 +16,11 @@ package struct ReadModelCheck {
         return array.parameter
     }
 
+    /// How many read-model rows there are to check: one per order and per enrollment.
+    package func rowCount(on c: PostgresConnection) throws -> Int64 {
+        try c.query("SELECT (SELECT count(*) FROM ledger.orders) + (SELECT count(*) FROM ledger.enrollments) AS n").int64(0, "n")
+    }
+
     /// Every difference between a replay of the events and the read models, in words.
     package func differences(on c: PostgresConnection) throws -> [String] {
         var found: [String] = []

@@ -6,6 +6,8 @@ import LedgerPostgres
 package struct Verification: Sendable {
     package init() {}
 
+    package static let progressEvery: Int64 = 10_000
+
     package struct Report: Sendable {
         package var events: Int64
         package var head: Int64
@@ -13,17 +15,25 @@ package struct Verification: Sendable {
         package var summary: DifferenceSummary
         /// The stored signatures checked again, when keys were given.
         package var signatures: SignatureRecheck?
+        /// The read-model rows compared with a replay: one per order and enrollment stream.
+        package var streams: Int64
     }
 
     /// The report of an intact chain; a broken one throws `MaintenanceError.chainBroken`.
     /// Each read-model difference goes to `each` as it is found (the order or enrollment
     /// and every field that differs), so memory does not grow with them.
     /// With `signatures`, every signed event is checked again as the chain is walked.
+    /// `progress` is told how many events have been checked, every `progressEvery`.
     package func run(on connection: PostgresConnection, signatures: SignatureRecheck? = nil,
-                     each: (ReadModelDifference) -> Void = { _ in }) throws -> Report {
+                     progress: (Int64) -> Void = { _ in }, each: (ReadModelDifference) -> Void = { _ in }) throws -> Report {
         var recheck = signatures
+        var walked: Int64 = 0
         return try connection.readOnlySnapshot { c in
-            let verdict = try ChainVerifier().verify(on: c) { event in try recheck?.check(event) }
+            let verdict = try ChainVerifier().verify(on: c) { event in
+                try recheck?.check(event)
+                walked += 1
+                if walked % Self.progressEvery == 0 { progress(walked) }
+            }
             switch verdict {
             case .broken(let position, let reason):
                 throw MaintenanceError.chainBroken(position: position, reason)
@@ -33,7 +43,8 @@ package struct Verification: Sendable {
                     summary.add(difference)
                     each(difference)
                 }
-                return Report(events: events, head: head, summary: summary, signatures: recheck)
+                return Report(events: events, head: head, summary: summary, signatures: recheck,
+                              streams: try ReadModelCheck().rowCount(on: c))
             }
         }
     }
