@@ -12,9 +12,16 @@ public struct CheckpointDirectory: Sendable {
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw ConfigurationError.invalid("LEDGER_CHECKPOINT_DIR", value: path, hint: "no such folder")
         }
-        guard access(path, W_OK | X_OK) == 0 else {
-            throw ConfigurationError.invalid("LEDGER_CHECKPOINT_DIR", value: path, hint: "this user cannot write the folder")
+        // A file made and removed, not access(2): root passes access() on folders it still
+        // cannot write (a read-only mount, sysfs).
+        let probe = (path as NSString).appendingPathComponent(".ledger-write-probe.\(getpid())")
+        let fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            throw ConfigurationError.invalid("LEDGER_CHECKPOINT_DIR", value: path,
+                                             hint: "this user cannot write the folder (\(String(cString: strerror(errno))))")
         }
+        close(fd)
+        unlink(probe)
         self.path = path
     }
 
