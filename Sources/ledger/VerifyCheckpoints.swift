@@ -1,5 +1,6 @@
 import LedgerAPI
 import LedgerCore
+import LedgerPostgres
 import LedgerService
 
 /// `ledger verify --checkpoints PATH... [--public-key FILE]`: the notes' part of verify,
@@ -24,13 +25,14 @@ struct VerifyCheckpoints {
         return [first] + args.positional
     }
 
-    /// Prints each failing note and throws when any fails.
-    /// Returns how many notes were checked; throws naming each that fails.
+    /// Prints each failing note and throws when any fails; returns how many notes were
+    /// checked. `keyPath` is `LEDGER_CHECKPOINT_KEY` as the configuration read it;
+    /// `connection` is the one verify walked the chain on.
     @discardableResult
-    func run(paths: [String], publicKeyFile: String?) throws -> Int {
-        let publicKey = try Self.publicKey(file: publicKeyFile, cli: cli)
+    func run(paths: [String], publicKeyFile: String?, keyPath: String?, on connection: PostgresConnection) throws -> Int {
+        let publicKey = try Self.publicKey(file: publicKeyFile, keyPath: keyPath)
         let files = try CheckpointVerification.files(paths)
-        let report = try CheckpointVerification(publicKey: publicKey).run(files, on: cli.connect())
+        let report = try CheckpointVerification(publicKey: publicKey).run(files, on: connection)
         if let first = report.failures.first {
             for failure in report.failures { cli.output("checkpoint fails: " + failure) }
             throw CheckpointVerificationError.notesFail(count: report.failures.count, first: first)
@@ -40,9 +42,9 @@ struct VerifyCheckpoints {
     }
 
     /// `--public-key FILE`, else the public half of `LEDGER_CHECKPOINT_KEY` (audit.md, *Verifying*).
-    static func publicKey(file: String?, cli: LedgerCLI) throws -> Ed25519PublicKey {
+    static func publicKey(file: String?, keyPath: String?) throws -> Ed25519PublicKey {
         if let file { return try CheckpointKeyFile.loadPublic(path: file) }
-        guard let keyPath = try LedgerConfiguration.checkpointsFromEnvironment(cli.environment).keyPath else {
+        guard let keyPath else {
             throw CLIError.usage("give --public-key FILE, or set LEDGER_CHECKPOINT_KEY to derive it from")
         }
         return try CheckpointKeyFile.load(path: keyPath).publicKey

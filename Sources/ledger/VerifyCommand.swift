@@ -26,7 +26,9 @@ struct VerifyCommand {
         let configuration = try cli.configuration()
         let started = ContinuousClock.now
         let showProgress = isatty(STDERR_FILENO) == 1
-        let report = try Verification().run(on: cli.connect(configuration), signatures: SignatureRecheck(configuration.service),
+        let connection = try cli.connect(configuration)
+        defer { connection.close() }
+        let report = try Verification().run(on: connection, signatures: SignatureRecheck(configuration.service),
                                              progress: { events in
             if showProgress { FileHandle.standardError.write(Data("\rledger verify: \(events) events checked".utf8)) }
         }) { cli.output("difference: " + $0.text) }
@@ -43,7 +45,8 @@ struct VerifyCommand {
             signatures.failures.forEach { cli.output("signature: " + $0) }
             signatures.lines.forEach(cli.output)
         }
-        if let checkpoints { notes = try VerifyCheckpoints(cli: cli).run(paths: checkpoints, publicKeyFile: args.value("public-key")) }
+        if let checkpoints { notes = try VerifyCheckpoints(cli: cli).run(
+            paths: checkpoints, publicKeyFile: args.value("public-key"), keyPath: configuration.service.checkpoints.keyPath, on: connection) }
         if let first = report.summary.first {
             report.summary.lines.forEach(cli.output)
             throw MaintenanceError.readModelsDiffer(count: report.summary.total, first: first.text)

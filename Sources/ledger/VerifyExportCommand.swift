@@ -1,3 +1,4 @@
+import LedgerAPI
 import LedgerService
 
 /// `ledger verify-export FILE [--public-key FILE]`: the file against its manifest, and the
@@ -19,7 +20,8 @@ struct VerifyExportCommand {
         try args.allowOnly(flags: ["help"])
         guard args.positional.count == 1 else { throw CLIError.usage("name one export file") }
         let file = args.positional[0]
-        let publicKey = try VerifyCheckpoints.publicKey(file: args.value("public-key"), cli: cli)
+        let publicKey = try VerifyCheckpoints.publicKey(
+            file: args.value("public-key"), keyPath: try LedgerConfiguration.checkpointsFromEnvironment(cli.environment).keyPath)
         let problems = try ExportVerification.problems(file: file, publicKey: publicKey)
         if let first = problems.first {
             for problem in problems { cli.output("differs: " + problem) }

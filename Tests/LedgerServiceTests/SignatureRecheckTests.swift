@@ -50,15 +50,7 @@ struct SignatureRecheckTests {
         try c.query("UPDATE ledger.events SET raw = convert_to(replace(convert_from(raw, 'UTF8'), '\"40\"', '\"4000\"'), 'UTF8') WHERE position = $1",
                     [.int(position)])
         let head = try c.query("SELECT max(position) AS head FROM ledger.events").int64(0, "head")
-        for p in position...head {
-            try c.query("""
-                UPDATE ledger.events e SET hash = ledger.event_hash(
-                    coalesce((SELECT q.hash FROM ledger.events q WHERE q.position = e.position - 1), decode(repeat('00', 32), 'hex')),
-                    e.position, e.event_id, e.stream, e.stream_version, e.type, e.source, e.payload, e.raw, e.metadata,
-                    e.idempotency_key, e.recorded_at, e.observed_at)
-                 WHERE e.position = $1
-                """, [.int(p)])
-        }
+        for p in position...head { try ChainRewrite.rehash(p, on: c) }
         try c.query("SET session_replication_role = origin")
         let run = CLIRun()
         #expect(run(["verify"], env: LedgerFixture.environment(databaseURL: f.databaseURL)) == 1)

@@ -24,15 +24,7 @@ struct TamperedLogTests {
         defer { _ = try? c.query("SET session_replication_role = origin") }
         try c.query("UPDATE ledger.events SET payload = jsonb_set(payload, $2::text[], $3::jsonb) WHERE position = $1",
                     [.int(position), .text(path), .text(value)])
-        if rehash {
-            try c.query("""
-                UPDATE ledger.events e SET hash = ledger.event_hash(
-                    coalesce((SELECT p.hash FROM ledger.events p WHERE p.position = e.position - 1), decode(repeat('00', 32), 'hex')),
-                    e.position, e.event_id, e.stream, e.stream_version, e.type, e.source, e.payload, e.raw, e.metadata,
-                    e.idempotency_key, e.recorded_at, e.observed_at)
-                 WHERE e.position = $1
-                """, [.int(position)])
-        }
+        if rehash { try ChainRewrite.rehash(position, on: c) }
     }
 
     /// Every row of both read models, with where it lies on disk: equal only if nothing was rewritten.
