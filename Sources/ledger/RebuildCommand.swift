@@ -1,3 +1,4 @@
+import Foundation
 import LedgerService
 
 /// `ledger rebuild`: parse, rebuild, print.
@@ -7,12 +8,25 @@ struct RebuildCommand {
     func run(_ words: [String]) throws -> Int32 {
         let args = try Arguments(words, valued: [])
         if args.has("help") {
-            cli.output("usage: ledger rebuild\n  Rebuilds the read models (ledger.orders, ledger.enrollments) from ledger.events, atomically.")
+            cli.output("""
+                usage: ledger rebuild
+                  Rebuilds the read models (ledger.orders, ledger.enrollments) from ledger.events, online: into new
+                  tables while the service keeps writing and answering, then swapped in under a lock held only for
+                  the swap. Verifies the hash chain as it reads; on a break it names the position, exits 1 and
+                  leaves the read models as they were.
+                """)
             return 0
         }
         try args.allowOnly(flags: ["help"])
-        let count = try Rebuild().run(on: cli.connect())
-        cli.output("rebuilt the read models from \(count) events")
+        let configuration = try cli.configuration()
+        let reader = try cli.connect(configuration), writer = try cli.connect(configuration)
+        defer { reader.close(); writer.close() }
+        let outcome = try Rebuild().run(reader: reader, writer: writer)
+        cli.output("rebuilt the read models from \(outcome.events) events in \(Self.format(outcome.seconds)) s "
+            + "(\(outcome.caughtUp) arrived meanwhile; the swap held writers \(Self.format(outcome.swapSeconds * 1000)) ms, "
+            + "\(outcome.swapAttempts) attempt\(outcome.swapAttempts == 1 ? "" : "s"))")
         return 0
     }
+
+    static func format(_ value: Double) -> String { String(format: "%.1f", value) }
 }

@@ -66,7 +66,25 @@ package final class OrderRow: Sendable {
 
 /// SQL for `ledger.orders`: load one state, save one state.
 package struct OrderReadModel: Sendable {
-    package init() {}
+    /// The table that `loadMany`, `insertNew` and `saveMany` work on: `ledger.orders`, or
+    /// the table a rebuild fills before it takes its place (`ShadowTables`).
+    package let table: String
+    private let copySQL: String
+    private let upsertSQL: String
+
+    package init() {
+        table = "ledger.orders"
+        copySQL = Self.copyNewSQL
+        upsertSQL = Self.saveManySQL
+    }
+
+    /// Writes go to `table` (a trusted name, never input); with `freeze`, new rows are
+    /// copied in frozen (the table must have been created in the same transaction).
+    package init(table: String, freeze: Bool = false) {
+        self.table = table
+        copySQL = Self.copyNewSQL(into: table, freeze: freeze)
+        upsertSQL = Self.saveManySQL(into: table)
+    }
 
     /// What a read of one order's stored document found.
     package enum StoredDocument: Equatable {
@@ -161,7 +179,7 @@ package struct OrderReadModel: Sendable {
         let array = "{" + numbers.map { "\"" + $0.value + "\"" }.joined(separator: ",") + "}"
         let result = try c.query("""
             SELECT merchant_order_no, state::text AS state, ledger.micros(paid_recorded_at) AS paid_recorded_us
-              FROM ledger.orders WHERE merchant_order_no = ANY($1::text[])
+              FROM \(table) WHERE merchant_order_no = ANY($1::text[])
              ORDER BY merchant_order_no
                FOR UPDATE
             """, [.text(array)])
@@ -225,19 +243,23 @@ package struct OrderReadModel: Sendable {
             copy.append(utf8: row.documents.masked)
             copy.append(int16: Int16(OrderDocuments.version))
         }
-        let copied = try c.copyIn(Self.copyNewSQL, data: copy.finish())
+        let copied = try c.copyIn(copySQL, data: copy.finish())
         guard copied == rows.count else {
             throw PostgresError.unexpectedResult("COPY stored \(copied) orders of \(rows.count)")
         }
     }
 
-    package static let copyNewSQL = """
-        COPY ledger.orders (merchant_order_no, provider, status, status_name, paid, attention, late_payment, refunded,
+    package static let copyNewSQL = copyNewSQL(into: "ledger.orders", freeze: false)
+
+    package static func copyNewSQL(into table: String, freeze: Bool) -> String {
+        """
+        COPY \(table) (merchant_order_no, provider, status, status_name, paid, attention, late_payment, refunded,
                             expected_amount, paid_amount, asset, fiat_currency, fiat_amount, provider_order_id, tx_hash,
                             external_customer_id, created_at, updated_at, paid_at, paid_recorded_at,
                             event_count, last_position, state, document, document_masked, document_version)
-        FROM STDIN (FORMAT binary)
+        FROM STDIN (FORMAT binary\(freeze ? ", FREEZE" : ""))
         """
+    }
 
     /// Upserts rows already rendered (`render`).
     package func saveMany(_ rows: [OrderRow], deferred: Bool = false, on c: PostgresConnection) throws {
@@ -289,9 +311,9 @@ package struct OrderReadModel: Sendable {
         // generic plan: the rows come from the parameters, the conflict from the key.
         let parameters = columns.map(\.parameter) + [.int(Int64(OrderDocuments.version))]
         if deferred {
-            try c.deferUntilCommit(Self.saveManySQL, parameters, prepared: true)
+            try c.deferUntilCommit(upsertSQL, parameters, prepared: true)
         } else {
-            try c.query(Self.saveManySQL, parameters, prepared: true)
+            try c.query(upsertSQL, parameters, prepared: true)
         }
     }
 
@@ -313,8 +335,11 @@ package struct OrderReadModel: Sendable {
     /// Read once: Foundation reads the cgroup's CPU files on every call, and this runs per batch.
     package static let processors = ProcessInfo.processInfo.activeProcessorCount
 
-    package static let saveManySQL = """
-        INSERT INTO ledger.orders AS o (
+    package static let saveManySQL = saveManySQL(into: "ledger.orders")
+
+    package static func saveManySQL(into table: String) -> String {
+        """
+        INSERT INTO \(table) AS o (
             merchant_order_no, provider, status, status_name, paid, attention, late_payment, refunded,
             expected_amount, paid_amount, asset, fiat_currency, fiat_amount, provider_order_id, tx_hash,
             external_customer_id, created_at, updated_at, paid_at, paid_recorded_at,
@@ -337,14 +362,20 @@ package struct OrderReadModel: Sendable {
             last_position = excluded.last_position, state = excluded.state, document = excluded.document,
             document_masked = excluded.document_masked, document_version = excluded.document_version
         """
+    }
 }
 
 /// SQL for `ledger.enrollments`. Enrollment state is small and rebuilt by
 /// replaying its stream, then saved for reading.
 package struct EnrollmentReadModel: Sendable {
+    /// `ledger.enrollments`, or the table a rebuild fills (`ShadowTables`).
+    package let table: String
+
+    package init(table: String = "ledger.enrollments") { self.table = table }
+
     package func save(_ s: EnrollmentState, on c: PostgresConnection) throws {
         try c.query("""
-            INSERT INTO ledger.enrollments AS e (enrollment_ref, phase, updated_at, last_position, state)
+            INSERT INTO \(table) AS e (enrollment_ref, phase, updated_at, last_position, state)
             VALUES ($1, $2, ledger.from_micros($3), $4, $5::jsonb)
             ON CONFLICT (enrollment_ref) DO UPDATE SET phase = excluded.phase, updated_at = excluded.updated_at,
                 last_position = excluded.last_position, state = excluded.state

@@ -4,6 +4,9 @@ package enum MaintenanceError: Error, CustomStringConvertible {
     case chainBroken(position: Int64, String)
     case readModelsDiffer(count: Int, first: String)
     case signaturesDoNotMatch(count: Int, first: String)
+    case rebuildRunning
+    case rebuildRefused(String)
+    case swapNotTaken(seconds: Double, attempts: Int, holders: [String])
 
     package var description: String {
         switch self {
@@ -15,6 +18,15 @@ package enum MaintenanceError: Error, CustomStringConvertible {
             return "read models differ from the events: \(count) difference(s); first: \(first)"
         case .signaturesDoNotMatch(let count, let first):
             return "\(count) stored webhook signature(s) do not match their raw bytes; first: \(first)"
+        case .rebuildRunning:
+            return "another ledger rebuild is running (it holds the rebuild lock); nothing was rebuilt"
+        case .rebuildRefused(let why):
+            return why
+        case .swapNotTaken(let seconds, let attempts, let holders):
+            let held = holders.isEmpty ? "" : "; held by " + holders.joined(separator: "; ")
+            return "could not swap the rebuilt read models in: \(attempts) attempts over \(Int(seconds.rounded())) s "
+                + "could not lock ledger.orders and ledger.enrollments briefly enough\(held); "
+                + "the read models are as they were and the rebuilt tables were dropped"
         }
     }
 }

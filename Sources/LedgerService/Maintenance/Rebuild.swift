@@ -1,68 +1,181 @@
+import Foundation
 import LedgerCore
 import LedgerPostgres
 
-/// `ledger rebuild`: recomputes ledger.orders and ledger.enrollments from the events,
-/// in one transaction, holding the append lock so no write interleaves, and never
-/// from a log whose hash chain is broken.
+/// `ledger rebuild`: builds ledger.orders and ledger.enrollments again from the events,
+/// online, and never from a log whose hash chain is broken.
+///
+/// 1. Build: in one transaction, new tables (`ShadowTables`) are created and filled
+///    from the whole log, read in order with every hash recomputed from genesis
+///    (`ChainVerifier`); rows go in by binary COPY, frozen, with only the key index.
+/// 2. Catch up: the events appended meanwhile are verified (the chain walked on,
+///    `ChainContinuation`) and folded into the new tables; the other indexes are built
+///    and the tables analyzed; catching up goes on until a round finds few events.
+/// 3. Swap: one transaction takes the append lock (writers wait from here), folds the
+///    last events, locks the live tables (readers wait from here), drops them and
+///    renames the new ones into their places, and commits. Each lock wait is bounded by
+///    a short lock_timeout; an attempt that runs out rolls back whole (nothing swapped)
+///    and is tried again after catching up (`RebuildSchedule`).
+///
+/// Until the swap commits the live read models are untouched; on any failure the new
+/// tables are dropped. A rebuild that dies leaves at most its new tables, which the next
+/// one drops first. One rebuild runs at a time (a session advisory lock).
 package struct Rebuild: Sendable {
+    package var schedule = RebuildSchedule()
+    /// Orders per generation of the fold's window (`ShadowProjection`).
+    package var generation = 8192
+
     package init() {}
 
-    /// Returns how many events were folded. It verifies the hash chain as it reads
-    /// (`ChainVerifier`, every hash recomputed from genesis): a broken link stops it, as
-    /// does an event that cannot be read back. Either way its transaction rolls back and
-    /// the read models stay as they were: a read model rebuilt from a tampered log, or
-    /// without an event, would be wrong, and quietly so.
-    package func run(on connection: PostgresConnection) throws -> Int {
-        let projection = OrderProjection(cache: nil)
-        let store = EventStore()
-        return try connection.transaction { c -> Int in
-            try ReadModelReset().clearHoldingAppendLock(on: c)
-            var page: [StoredEvent] = []
-            page.reserveCapacity(Self.pageSize)
-            let verdict = try ChainVerifier(batchSize: Self.pageSize).verify(on: c, store: store) { event in
-                page.append(event)
-                if page.count == Self.pageSize {
-                    try Self.project(page, projection, store, on: c)
-                    page.removeAll(keepingCapacity: true)
-                }
+    static let pageSize = 2000
+    /// The session advisory lock one rebuild holds throughout (the append lock's key + 1).
+    package static let rebuildLockKey: Int64 = AppendLock.key + 1
+
+    /// What a rebuild did.
+    package struct Outcome: Sendable {
+        /// Events folded: the head of the log when the swap committed.
+        package var events: Int64
+        /// Events that arrived while it built, folded by catching up (the last tail included).
+        package var caughtUp: Int64
+        package var swapAttempts: Int
+        /// How long the successful swap held the append lock (writers waited at most this).
+        package var swapSeconds: Double
+        package var seconds: Double
+    }
+
+    /// Rebuilds with two connections: `reader` streams the log, `writer` fills the new
+    /// tables and swaps them in. Throws `MaintenanceError` naming the first broken position,
+    /// or the unreadable event, with the read models as they were.
+    package func run(reader: PostgresConnection, writer: PostgresConnection) throws -> Outcome {
+        let began = ContinuousClock.now
+        guard try writer.query("SELECT pg_try_advisory_lock($1) AS taken", [.int(Self.rebuildLockKey)]).string(0, "taken") == "t" else {
+            throw MaintenanceError.rebuildRunning
+        }
+        defer { _ = try? writer.query("SELECT pg_advisory_unlock($1)", [.int(Self.rebuildLockKey)]) }
+        let shadows = ShadowTables()
+        var chain = try build(reader: reader, writer: writer, shadows)
+        let projection = ShadowProjection(generation: generation, pageSize: Self.pageSize)
+        do {
+            var caughtUp = try writer.transaction { try catchUp(&chain, projection, on: $0) }
+            try writer.transaction { try shadows.createIndexes(on: $0) }
+            var round = 1
+            while true {
+                let events = try writer.transaction { try catchUp(&chain, projection, on: $0) }
+                caughtUp += events
+                round += 1
+                if schedule.afterCatchUp(round: round, events: Int(events)) == .trySwap { break }
+            }
+            let swap = try swapIn(&chain, projection, shadows, writer: writer)
+            return Outcome(events: chain.head, caughtUp: caughtUp + swap.tail, swapAttempts: swap.attempts,
+                           swapSeconds: swap.held, seconds: Self.seconds(since: began))
+        } catch {
+            try? shadows.dropLeftovers(on: writer)
+            throw error
+        }
+    }
+
+    /// Step 1, in one transaction on `writer`: the new tables, made and filled from the whole
+    /// log as `reader` streams it. Returns the verified chain's head. Should it throw, the
+    /// transaction rolls back and takes the new tables with it.
+    private func build(reader: PostgresConnection, writer: PostgresConnection, _ shadows: ShadowTables) throws -> ChainContinuation {
+        try writer.transaction { w in
+            do {
+                try shadows.refuseUnknownDependents(on: w)
+            } catch let error as ShadowTablesError {
+                throw MaintenanceError.rebuildRefused(error.description)
+            }
+            try shadows.dropLeftovers(on: w)
+            try shadows.create(on: w)
+            let projection = ShadowProjection(generation: generation, pageSize: Self.pageSize, freeze: true)
+            var last = ChainContinuation.genesis
+            let verdict = try ChainVerifier(batchSize: Self.pageSize).verify(on: reader, store: EventStore()) { event in
+                try projection.add(event, Self.readable(event), on: w)
+                last = ChainContinuation(head: event.position, headHash: event.hash)
             }
             switch verdict {
             case .broken(let position, let reason):
                 throw MaintenanceError.chainBroken(position: position, reason + "; nothing was rebuilt")
-            case .intact(let events, _):
-                try Self.project(page, projection, store, on: c)
-                return Int(events)
+            case .intact(_, let head):
+                guard head == last.head else {
+                    throw MaintenanceError.rebuildRefused("the chain's walk ended at position \(head) but its last event was \(last.head); nothing was rebuilt")
+                }
+            }
+            try projection.flush(on: w)
+            return last
+        }
+    }
+
+    /// Folds, in the caller's transaction, every event after the chain's head into the new
+    /// tables, each verified as it is read. Returns how many there were.
+    private func catchUp(_ chain: inout ChainContinuation, _ projection: ShadowProjection, on c: PostgresConnection) throws -> Int64 {
+        var count: Int64 = 0
+        let store = EventStore()
+        while true {
+            let events = try store.read(after: chain.head, limit: Self.pageSize, on: c)
+            for event in events {
+                if case .broken(let position, let reason) = chain.check(event) {
+                    throw MaintenanceError.chainBroken(position: position, reason + "; nothing was rebuilt")
+                }
+                try projection.add(event, Self.readable(event), on: c)
+            }
+            count += Int64(events.count)
+            if events.count < Self.pageSize { break }
+        }
+        try projection.flush(on: c)
+        return count
+    }
+
+    /// Step 3: swap attempts until one commits, or the schedule gives up.
+    private func swapIn(_ chain: inout ChainContinuation, _ projection: ShadowProjection, _ shadows: ShadowTables,
+                        writer: PostgresConnection) throws -> (attempts: Int, tail: Int64, held: Double) {
+        let first = ContinuousClock.now
+        var attempt = 0
+        var tail: Int64 = 0
+        while true {
+            attempt += 1
+            let (savedChain, savedMemory) = (chain, projection.memory)
+            var lockedAt: ContinuousClock.Instant?
+            do {
+                let folded = try writer.transaction { w -> Int64 in
+                    try w.query("SET LOCAL lock_timeout = '\(schedule.lockTimeoutMilliseconds)ms'")
+                    try w.query("SELECT pg_advisory_xact_lock($1)", [.int(AppendLock.key)])   // writers wait from here
+                    lockedAt = .now
+                    let folded = try catchUp(&chain, projection, on: w)
+                    try shadows.swap(on: w)
+                    return folded
+                }
+                return (attempt, tail + folded, lockedAt.map(Self.seconds(since:)) ?? 0)
+            } catch let error as PostgresError where error.sqlState == "55P03" || error.sqlState == "40P01" {   // lock_not_available, deadlock_detected
+                chain = savedChain
+                projection.restore(savedMemory)
+                switch schedule.afterRefusedSwap(attempt: attempt, elapsed: Self.seconds(since: first)) {
+                case .giveUp:
+                    throw MaintenanceError.swapNotTaken(seconds: Self.seconds(since: first), attempts: attempt,
+                                                        holders: (try? Self.holders(on: writer)) ?? [])
+                case .after(let pause):
+                    Thread.sleep(forTimeInterval: pause)
+                    tail += try writer.transaction { try catchUp(&chain, projection, on: $0) }
+                }
             }
         }
     }
 
-    static let pageSize = 2000
+    /// The sessions holding locks on the live read models, in words.
+    private static func holders(on c: PostgresConnection) throws -> [String] {
+        let found = try c.query("""
+            SELECT DISTINCT a.pid, coalesce(a.application_name, '') AS app, a.state, left(a.query, 80) AS query
+              FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+             WHERE l.granted AND l.relation IN ('ledger.orders'::regclass, 'ledger.enrollments'::regclass)
+               AND a.pid <> pg_backend_pid()
+            """)
+        return try (0..<found.count).map {
+            "pid \(try found.string($0, "pid")) (\(try found.string($0, "state"))): \(try found.string($0, "query"))"
+        }
+    }
 
-    /// Folds one page of verified events, in ledger order, into the read models.
-    private static func project(_ events: [StoredEvent], _ projection: OrderProjection, _ store: EventStore,
-                                on c: PostgresConnection) throws {
-        guard let after = events.last?.position else { return }
-        var byOrder: [(MerchantOrderNo, [RecordedEvent])] = []
-        var enrollments = Set<String>()
-        for stored in events {
-            let recorded = try readable(stored)
-            if let no = recorded.event.merchantOrderNo {
-                if byOrder.last?.0 == no { byOrder[byOrder.count - 1].1.append(recorded) } else { byOrder.append((no, [recorded])) }
-            } else if case .enrollment(let e) = recorded.event {
-                enrollments.insert(e.enrollmentRef)
-            }
-        }
-        // Consecutive runs of one order may repeat across the page; merge them per order.
-        var merged: [(MerchantOrderNo, [RecordedEvent])] = []
-        var index: [MerchantOrderNo: Int] = [:]
-        for (no, recorded) in byOrder {
-            if let i = index[no] { merged[i].1 += recorded } else { index[no] = merged.count; merged.append((no, recorded)) }
-        }
-        try projection.apply(merged, on: c)
-        for ref in enrollments.sorted() {
-            let stream = try store.read(stream: "enrollment-" + ref, on: c).filter { $0.position <= after }
-            try projection.enrollments.save(EnrollmentState.replay(ref, stream.map(readable)), on: c)
-        }
+    static func seconds(since instant: ContinuousClock.Instant) -> Double {
+        let d = ContinuousClock.now - instant
+        return Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
     }
 
     static func readable(_ stored: StoredEvent) throws -> RecordedEvent {

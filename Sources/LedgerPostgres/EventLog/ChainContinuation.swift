@@ -1,0 +1,35 @@
+import LedgerCore
+
+/// The hash chain walked on from a head already verified from genesis (`ChainVerifier`):
+/// what a rebuild checks of the events that arrive while it builds. A value, so a walk
+/// can be set back when the transaction that read its events rolls back.
+public struct ChainContinuation: Sendable, Equatable {
+    /// The position of the last verified event (0 before the first).
+    public private(set) var head: Int64
+    /// The stored hash of the last verified event (the genesis hash before the first).
+    public private(set) var headHash: [UInt8]
+
+    public init(head: Int64, headHash: [UInt8]) {
+        self.head = head
+        self.headHash = headHash
+    }
+
+    /// The walk at genesis.
+    public static let genesis = ChainContinuation(head: 0, headHash: ChainHash.genesis)
+
+    /// Checks the next event. `.intact` moves the walk past it; `.broken` names the
+    /// position and leaves the walk where it was.
+    public mutating func check(_ event: StoredEvent) -> ChainVerdict {
+        let expected = head + 1
+        if event.position != expected {
+            return .broken(position: expected, reason: "event \(expected) is missing (next stored position is \(event.position))")
+        }
+        if ChainHash.hash(previous: headHash, event: event) != event.hash {
+            return .broken(position: event.position,
+                           reason: "event \(event.position) does not match its hash: its content or the chain before it was altered")
+        }
+        head = event.position
+        headHash = event.hash
+        return .intact(events: 1, head: head)
+    }
+}

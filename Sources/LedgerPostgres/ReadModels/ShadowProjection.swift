@@ -1,0 +1,138 @@
+import LedgerCore
+
+/// Folds verified events, in ledger order, into the shadow read models (`ShadowTables`),
+/// for `ledger rebuild`.
+///
+/// The orders touched most recently stay in memory, folded, and go to the table only when
+/// they fall out of the window (or at `flush`): an order whose events lie close together
+/// in the log (an order's registration and its webhooks) is rendered and written once,
+/// by binary COPY, whatever its number of events. An event for an order that fell out is
+/// folded into its row as stored in the shadow (one load a page for all such orders),
+/// and the row is written again by upsert. Memory is bounded by the window, not by the
+/// ledger: two generations of at most `generation` orders each; when the newer fills up,
+/// the older is written and dropped whole.
+///
+/// Enrollments (few, and small) stay in memory for the whole rebuild: `flush` writes
+/// those changed since the last flush.
+package final class ShadowProjection {
+    private struct Open {
+        var model: (OrderState, Timestamp?)
+        /// Whether the shadow has a row for it (written earlier, or loaded from it).
+        var stored: Bool
+    }
+
+    private let orders: OrderReadModel
+    private let enrollmentRows = EnrollmentReadModel(table: ShadowTables.shadow("enrollments"))
+    private let generation: Int
+    private let pageSize: Int
+    private var recent: [String: Open] = [:]
+    private var older: [String: Open] = [:]
+    private var page: [(StoredEvent, RecordedEvent)] = []
+    private var enrollments: [String: EnrollmentState] = [:]
+    private var changedEnrollments = Set<String>()
+    /// Set once an order's event lies in another order's stream: its stream's first event
+    /// then no longer proves that the order has no row, and every order out of the window is looked up.
+    private var sawForeignStream = false
+
+    /// Rows written so far, by COPY and by upsert.
+    package private(set) var copiedRows = 0
+    package private(set) var upsertedRows = 0
+
+    /// `freeze`: the shadows were created in the transaction that writes (COPY FREEZE).
+    package init(generation: Int = 8192, pageSize: Int = 2000, freeze: Bool = false) {
+        self.generation = max(1, generation)
+        self.pageSize = max(1, pageSize)
+        orders = OrderReadModel(table: ShadowTables.shadow("orders"), freeze: freeze)
+    }
+
+    /// Folds one verified event (in ledger order); writes, through `c`, what falls out of the window.
+    package func add(_ stored: StoredEvent, _ recorded: RecordedEvent, on c: PostgresConnection) throws {
+        page.append((stored, recorded))
+        if page.count >= pageSize { try foldPage(on: c) }
+    }
+
+    /// Writes everything held: the page, every order in the window, the changed enrollments.
+    /// Afterwards the shadows hold the fold of every event added.
+    package func flush(on c: PostgresConnection) throws {
+        try foldPage(on: c)
+        try write(Array(older.values) + Array(recent.values), on: c)
+        older = [:]
+        recent = [:]
+        for ref in changedEnrollments.sorted() {
+            if let state = enrollments[ref] { try enrollmentRows.save(state, on: c) }
+        }
+        changedEnrollments = []
+    }
+
+    /// What the enrollments and the window hold, to be set back when a transaction that wrote
+    /// from them rolls back (`restore`). Taken after a `flush`, it is the enrollments alone.
+    package struct Memory {
+        fileprivate var enrollments: [String: EnrollmentState]
+        fileprivate var changed: Set<String>
+    }
+
+    package var memory: Memory {
+        precondition(page.isEmpty && recent.isEmpty && older.isEmpty, "take the memory after a flush")
+        return Memory(enrollments: enrollments, changed: changedEnrollments)
+    }
+
+    package func restore(_ memory: Memory) {
+        page = []
+        recent = [:]
+        older = [:]
+        enrollments = memory.enrollments
+        changedEnrollments = memory.changed
+    }
+
+    private func foldPage(on c: PostgresConnection) throws {
+        guard !page.isEmpty else { return }
+        // The orders this page continues that are out of the window: loaded in one query.
+        var missing: [MerchantOrderNo] = []
+        var seen = Set<String>()
+        for (stored, recorded) in page {
+            guard let no = recorded.event.merchantOrderNo else { continue }
+            if stored.stream != "order-" + no.value { sawForeignStream = true }
+            guard seen.insert(no.value).inserted, recent[no.value] == nil, older[no.value] == nil else { continue }
+            if stored.streamVersion > 1 || sawForeignStream { missing.append(no) }
+        }
+        let loaded = try orders.loadMany(missing, on: c)
+        for (stored, recorded) in page {
+            if let no = recorded.event.merchantOrderNo {
+                var open = recent.removeValue(forKey: no.value) ?? older.removeValue(forKey: no.value)
+                    ?? loaded[no.value].map { Open(model: $0, stored: true) }
+                    ?? Open(model: (OrderState(merchantOrderNo: no), nil), stored: false)
+                OrderProjection.fold(&open.model, recorded)
+                recent[no.value] = open
+            } else if case .enrollment(let e) = recorded.event {
+                // As the live projection replays it: the enrollment's own stream, in order.
+                var state = enrollments[e.enrollmentRef] ?? EnrollmentState(enrollmentRef: e.enrollmentRef)
+                if stored.stream == "enrollment-" + e.enrollmentRef { state = EnrollmentState.reduce(state, recorded) }
+                enrollments[e.enrollmentRef] = state
+                changedEnrollments.insert(e.enrollmentRef)
+            }
+        }
+        page.removeAll(keepingCapacity: true)
+        if recent.count >= generation {
+            try write(Array(older.values), on: c)
+            older = recent
+            recent = [:]
+            recent.reserveCapacity(generation)
+        }
+    }
+
+    /// Renders and writes orders: new rows by COPY, the others by upsert.
+    private func write(_ open: [Open], on c: PostgresConnection) throws {
+        for chunk in stride(from: 0, to: open.count, by: 4096) {
+            let part = open[chunk..<min(open.count, chunk + 4096)]
+            let rows = OrderReadModel.render(part.map(\.model))
+            var new: [OrderRow] = [], existing: [OrderRow] = []
+            for (row, entry) in zip(rows, part) {
+                if entry.stored { existing.append(row) } else { new.append(row) }
+            }
+            try orders.insertNew(new, on: c)
+            try orders.saveMany(existing, on: c)
+            copiedRows += new.count
+            upsertedRows += existing.count
+        }
+    }
+}
