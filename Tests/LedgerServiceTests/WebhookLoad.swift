@@ -17,12 +17,15 @@ final class WebhookLoad: Sendable {
     var unusual: [String] { state.withLock { $0.unusual } }
     /// The longest any one request took, answered or not, in seconds.
     var longestRequest: Double { state.withLock { $0.longestRequest } }
+    /// Every request's duration in seconds, with when it began (seconds since the load began).
+    var requests: [(began: Double, seconds: Double)] { state.withLock { $0.requests } }
 
     private struct State {
         var acknowledged: [[UInt8]] = []
         var statuses: [Int: Int] = [:]
         var unusual: [String] = []
         var longestRequest = 0.0
+        var requests: [(began: Double, seconds: Double)] = []
     }
 
     private let state = Mutex(State())
@@ -31,7 +34,9 @@ final class WebhookLoad: Sendable {
 
     /// Starts `threads` senders at once. Thread t writes to orders "\(prefix)-t-0" to
     /// "\(prefix)-t-\(orders - 1)", statuses 1, 2, 5, 3, 4 in turn, at most `limit` each.
-    init(port: Int, threads: Int, prefix: String, orders: Int, timeout: Double = 20, limit: Int = 5_000) {
+    init(port: Int, threads: Int, prefix: String, orders: Int, timeout: Double = 20, limit: Int = 5_000,
+         pause: UInt32 = 0) {
+        let loadBegan = Date()
         for t in 0..<threads {
             group.enter()
             let thread = Thread { [self] in
@@ -48,6 +53,7 @@ final class WebhookLoad: Sendable {
                     let seconds = Date().timeIntervalSince(started)
                     state.withLock { s in
                         s.longestRequest = max(s.longestRequest, seconds)
+                        s.requests.append((started.timeIntervalSince(loadBegan), seconds))
                         switch outcome {
                         case .success(let reply):
                             s.statuses[reply.status, default: 0] += 1
@@ -62,7 +68,7 @@ final class WebhookLoad: Sendable {
                     switch outcome {
                     case .success(let reply) where reply.status == 503: usleep(20_000)
                     case .failure: usleep(5_000)
-                    default: break
+                    default: if pause > 0 { usleep(pause) }
                     }
                 }
             }

@@ -99,25 +99,25 @@ package struct ShadowTables: Sendable {
     /// targets, comment, owner, grants (the owner's own are implicit), and key constraints.
     static let creationSQL = """
         WITH live AS (SELECT c.oid, c.relowner, c.reloptions FROM pg_class c WHERE c.oid = $1::regclass)
-        SELECT 1 AS step, format('CREATE TABLE %s (LIKE %s INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING STORAGE INCLUDING COMPRESSION INCLUDING COMMENTS INCLUDING GENERATED INCLUDING IDENTITY)', $2, $1) AS statement
+        SELECT 1 AS step, format('CREATE TABLE %s (LIKE %s INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING STORAGE INCLUDING COMPRESSION INCLUDING COMMENTS INCLUDING GENERATED INCLUDING IDENTITY)', $2::text, $1::text) AS statement
         UNION ALL
-        SELECT 2, format('ALTER TABLE %s SET (%s)', $2, array_to_string(reloptions, ', ')) FROM live WHERE reloptions IS NOT NULL
+        SELECT 2, format('ALTER TABLE %s SET (%s)', $2::text, array_to_string(reloptions, ', ')) FROM live WHERE reloptions IS NOT NULL
         UNION ALL
-        SELECT 3, format('ALTER TABLE %s ALTER COLUMN %I SET STATISTICS %s', $2, a.attname, a.attstattarget)
+        SELECT 3, format('ALTER TABLE %s ALTER COLUMN %I SET STATISTICS %s', $2::text, a.attname, a.attstattarget)
           FROM pg_attribute a, live WHERE a.attrelid = live.oid AND a.attnum > 0 AND NOT a.attisdropped AND a.attstattarget >= 0
         UNION ALL
-        SELECT 4, format('COMMENT ON TABLE %s IS %L', $2, obj_description(live.oid, 'pg_class')) FROM live
+        SELECT 4, format('COMMENT ON TABLE %s IS %L', $2::text, obj_description(live.oid, 'pg_class')) FROM live
          WHERE obj_description(live.oid, 'pg_class') IS NOT NULL
         UNION ALL
-        SELECT 5, format('ALTER TABLE %s OWNER TO %I', $2, pg_get_userbyid(relowner)) FROM live
+        SELECT 5, format('ALTER TABLE %s OWNER TO %I', $2::text, pg_get_userbyid(relowner)) FROM live
          WHERE pg_get_userbyid(relowner) <> current_user
         UNION ALL
-        SELECT 6, format('GRANT %s ON %s TO %s%s', a.privilege_type, $2,
+        SELECT 6, format('GRANT %s ON %s TO %s%s', a.privilege_type, $2::text,
                          CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(a.grantee)) END,
                          CASE WHEN a.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END)
           FROM pg_class c, aclexplode(c.relacl) a, live WHERE c.oid = live.oid AND a.grantee <> live.relowner
         UNION ALL
-        SELECT 7, format('ALTER TABLE %s ADD CONSTRAINT %I %s', $2, k.conname || '\(suffix)', pg_get_constraintdef(k.oid))
+        SELECT 7, format('ALTER TABLE %s ADD CONSTRAINT %I %s', $2::text, k.conname || '\(suffix)', pg_get_constraintdef(k.oid))
           FROM pg_constraint k, live WHERE k.conrelid = live.oid AND k.contype IN ('p', 'u', 'x')
         ORDER BY 1
         """

@@ -1,0 +1,349 @@
+import Foundation
+import LedgerCore
+import LedgerPostgres
+@testable import LedgerService
+import LedgerTestSupport
+import Synchronization
+import Testing
+
+/// `ledger rebuild` is online: it builds new tables while the service writes and answers,
+/// catches up, and swaps them in under a lock held only for the swap. Nothing is lost,
+/// no write waits long, no reader ever finds the table missing, and whatever goes wrong
+/// leaves the live read models as they were.
+@Suite("Online rebuild")
+struct OnlineRebuildTests {
+    static func rebuild(_ url: String, _ configure: (inout Rebuild) -> Void = { _ in }) throws -> Rebuild.Outcome {
+        let reader = try PostgresConnection(connectionString: url), writer = try PostgresConnection(connectionString: url)
+        defer { reader.close(); writer.close() }
+        var rebuild = Rebuild()
+        configure(&rebuild)
+        return try rebuild.run(reader: reader, writer: writer)
+    }
+
+    static func pool(_ url: String, size: Int = 2) -> ConnectionPool {
+        ConnectionPool(configuration: DatabaseConfiguration(connectionString: url, poolSize: size))
+    }
+
+    static func shadows(_ c: PostgresConnection) throws -> Int64 {
+        try c.query("SELECT count(*) AS n FROM pg_class WHERE relnamespace = 'ledger'::regnamespace AND relname LIKE '%\\_next'")
+            .int64(0, "n")
+    }
+
+    /// The schema as Ops/schema prints it (pg_dump --schema-only, normalised).
+    static func schema(_ url: String) throws -> String {
+        let root = URL(fileURLWithPath: TestDatabase.migrationsDirectory).deletingLastPathComponent()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = [root.appendingPathComponent("Ops/schema").path, "--stdout", url]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        try #require(process.terminationStatus == 0, "Ops/schema --stdout failed")
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    static func percentile(_ values: [Double], _ p: Double) -> Double {
+        guard !values.isEmpty else { return 0 }
+        let sorted = values.sorted()
+        return sorted[min(sorted.count - 1, Int((Double(sorted.count) * p).rounded(.up)) - 1)]
+    }
+
+    @Test("a rebuild under a steady load of signed webhooks to a served ledger loses nothing, answers no 503, keeps every wait under a second, and verify is clean after")
+    func rebuildUnderWebhookLoad() throws {
+        let ledger = try LedgerFixture.start("rebuildload", poolSize: 4)
+        try TestWrites(pool: Self.pool(ledger.databaseURL)).registrations(10_000)
+        let load = WebhookLoad(port: ledger.port, threads: 4, prefix: "RBL", orders: 40, limit: 100_000, pause: 5_000)
+        #expect(load.waitForAcknowledged(200, within: 20))
+        Thread.sleep(forTimeInterval: 2)
+        let rebuildBegan = load.requests.count
+        let outcome = try Self.rebuild(ledger.databaseURL)
+        let rebuildEnded = load.requests.count
+        Thread.sleep(forTimeInterval: 1)
+        load.stop()
+
+        let requests = load.requests
+        let before = requests[..<rebuildBegan].map(\.seconds), during = requests[rebuildBegan..<rebuildEnded].map(\.seconds)
+        let p99Before = Self.percentile(before, 0.99), p99During = Self.percentile(during, 0.99)
+        print("online rebuild under load: \(outcome.events) events in \(outcome.seconds) s, \(outcome.caughtUp) caught up, "
+              + "swap held writers \(outcome.swapSeconds * 1000) ms in \(outcome.swapAttempts) attempt(s); "
+              + "p99 \(p99Before * 1000) ms before, \(p99During * 1000) ms during (\(during.count) requests), longest \(load.longestRequest * 1000) ms")
+        #expect(outcome.caughtUp > 0, "webhooks arrived while it built, and were caught up")
+        #expect(during.count > 20, "the load ran through the rebuild")
+        #expect(load.statuses.keys.sorted() == [200], "every write answered 200, none 503: \(load.statuses)")
+        #expect(load.unusual.isEmpty, "\(load.unusual.prefix(3))")
+        #expect(load.longestRequest < 1.0, "no write waited a second: the longest took \(load.longestRequest) s")
+        try expectEveryAcknowledgedStoredOnce(load.acknowledged, databaseURL: ledger.databaseURL, after: "an online rebuild")
+        // Every acknowledged event is folded into its order's row.
+        let unfolded = try ledger.count("""
+            SELECT count(*) FROM ledger.events e JOIN ledger.orders o ON o.merchant_order_no = substr(e.stream, 7)
+             WHERE e.stream LIKE 'order-RBL-%' AND o.last_position < e.position
+            """)
+        #expect(unfolded == 0)
+        #expect(try ledger.count("SELECT count(*) FROM ledger.orders WHERE merchant_order_no LIKE 'RBL-%'") == 160)
+        let c = try ledger.connect()
+        defer { c.close() }
+        let report = try Verification().run(on: c)
+        #expect(report.summary.total == 0, "ledger verify is clean after the rebuild")
+        #expect(try Self.shadows(c) == 0)
+        // The service goes on writing and reading after the swap (its prepared statements re-planned).
+        #expect(try ledger.sendWeb3(LedgerFixture.web3Body("RBL-after", status: 1)).status == 200)
+        #expect(try ledger.order("RBL-after").status == 200)
+    }
+
+    @Test("the swap with a reader and a writer active is atomic: the table is never missing or empty, prepared statements follow it, and the service role keeps its grants")
+    func swapIsAtomic() throws {
+        let db = try TestDatabase.create("rebuildswap")
+        defer { LedgerFixture.drop(db) }
+        try TestWrites(pool: db.pool(size: 2)).registrations(3_000)
+        let stop = Atomic<Bool>(false)
+        let failures = Mutex<[String]>([])
+        let lowest = Mutex<Int64>(.max)
+        let written = Atomic<Int>(0)
+        let group = DispatchGroup()
+        group.enter()
+        Thread {   // a reader, with a prepared statement and a plain one
+            defer { group.leave() }
+            guard let c = try? PostgresConnection(connectionString: db.serviceURL) else { return }
+            defer { c.close() }
+            while !stop.load(ordering: .relaxed) {
+                do {
+                    let n = try c.query("SELECT count(*) AS n FROM ledger.orders").int64(0, "n")
+                    lowest.withLock { $0 = min($0, n) }
+                    let one = try c.query("SELECT status FROM ledger.orders WHERE merchant_order_no = $1", [.text("P-00007")], prepared: true)
+                    if one.count != 1 { failures.withLock { $0.append("P-00007 missing") } }
+                } catch {
+                    failures.withLock { $0.append("reader: \(error)") }
+                }
+            }
+        }.start()
+        group.enter()
+        Thread {   // a writer, as the service writes (its upsert prepared), as the service role
+            defer { group.leave() }
+            let pool = Self.pool(db.serviceURL, size: 1)
+            let committer = GroupCommitter(pool: pool, projector: OrderProjection())
+            defer { committer.shutdown(); pool.close() }
+            var n = 0
+            while !stop.load(ordering: .relaxed) {
+                do {
+                    let registration = try OrderRequests.registration(
+                        body: Array(#"{"merchantOrderNo":"SW-\#(n)","provider":"web3","amount":"1.00","asset":"USDT"}"#.utf8),
+                        receivedAt: .now())
+                    let receipt = Receipt(requestID: "test", verifiedBy: "token:test")
+                    let outcome = try committer.append([EventMapping.newEvent(.registered(registration), raw: nil, receipt: receipt)])
+                    guard case .appended = outcome.first else { throw PostgresError.unexpectedResult("\(outcome)") }
+                    n += 1
+                    written.store(n, ordering: .relaxed)
+                } catch {
+                    failures.withLock { $0.append("writer: \(error)") }
+                }
+            }
+        }.start()
+        for _ in 0..<3 {
+            let outcome = try Self.rebuild(db.url)
+            #expect(outcome.swapAttempts >= 1)
+        }
+        stop.store(true, ordering: .relaxed)
+        group.wait()
+        #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { Array($0.prefix(3)) })")
+        #expect(lowest.withLock { $0 } >= 3_000, "no reader ever saw the table missing rows")
+        let c = try db.connect()
+        defer { c.close() }
+        #expect(written.load(ordering: .relaxed) > 0)
+        #expect(try c.query("SELECT count(*) AS n FROM ledger.orders WHERE merchant_order_no LIKE 'SW-%'").int64(0, "n")
+                == Int64(written.load(ordering: .relaxed)))
+        #expect(try ReadModelCheck().differences(on: c) == [])
+    }
+
+    @Test("a rebuild leaves the schema as the migrations made it: tables, constraints, indexes, storage, statistics targets, comments and grants")
+    func schemaSurvives() throws {
+        let db = try TestDatabase.create("rebuildschema")
+        defer { LedgerFixture.drop(db) }
+        try TestWrites(pool: db.pool(size: 1)).registerAndPay("SC-1")
+        try TestWrites(pool: db.pool(size: 1)).enrollment("SE-1")
+        let before = try Self.schema(db.url)
+        _ = try Self.rebuild(db.url)
+        #expect(try Self.schema(db.url) == before)
+        let c = try db.connect()
+        defer { c.close() }
+        #expect(try c.query("SELECT count(*) AS n FROM pg_stats WHERE schemaname = 'ledger' AND tablename = 'orders'").int64(0, "n") > 0,
+                "the new table was analyzed")
+    }
+
+    @Test("an interrupted rebuild's leftover tables are dropped by the next, which then succeeds; the live tables were untouched meanwhile")
+    func leftoversAreCleared() throws {
+        let db = try TestDatabase.create("rebuildleft")
+        defer { LedgerFixture.drop(db) }
+        try TestWrites(pool: db.pool(size: 1)).registerAndPay("LO-1")
+        let c = try db.connect()
+        defer { c.close() }
+        let before = try TamperedLogTests.readModels(c)
+        // What a rebuild that died after its first commit leaves: the new tables, partly filled.
+        try c.transaction { t in
+            try ShadowTables().create(on: t)
+            try t.query("INSERT INTO ledger.orders_next SELECT * FROM ledger.orders")
+            try t.query("UPDATE ledger.orders_next SET status_name = 'forged'")
+        }
+        try c.transaction { try ShadowTables().createIndexes(on: $0) }
+        #expect(try Self.shadows(c) > 0)
+        #expect(try TamperedLogTests.readModels(c) == before, "the live tables are untouched")
+        let run = CLIRun()
+        #expect(run(["rebuild"], env: ["DATABASE_URL": db.url]) == 0, "\(run.errorLines)")
+        #expect(run.output.last?.hasPrefix("rebuilt the read models from 2 events") == true, "\(run.output)")
+        #expect(try Self.shadows(c) == 0)
+        #expect(try c.query("SELECT status_name FROM ledger.orders WHERE merchant_order_no = 'LO-1'").string(0, "status_name") != "forged")
+        #expect(try ReadModelCheck().differences(on: c) == [])
+    }
+
+    @Test("a broken chain stops the rebuild naming the position; the live read models are unchanged and its new tables are gone")
+    func brokenChainLeavesNoShadows() throws {
+        let db = try TestDatabase.create("rebuildbroken")
+        defer { LedgerFixture.drop(db) }
+        try TestWrites(pool: db.pool(size: 1)).registerAndPay("BR-1")
+        try TestWrites(pool: db.pool(size: 1)).registerAndPay("BR-2")
+        let c = try db.connect()
+        defer { c.close() }
+        let before = try TamperedLogTests.readModels(c)
+        try TamperedLogTests.tamper(c, position: 3, path: "{amount}", value: "\"9.00\"", rehash: true)
+        #expect {
+            try Self.rebuild(db.url)
+        } throws: { error in
+            "\(error)".contains("hash chain broken at position 4") && "\(error)".contains("nothing was rebuilt")
+        }
+        #expect(try TamperedLogTests.readModels(c) == before)
+        #expect(try Self.shadows(c) == 0)
+    }
+
+    @Test("the chain's walk continues from a verified head and names the first position that breaks it")
+    func chainContinuation() throws {
+        let db = try TestDatabase.create("rebuildwalk")
+        defer { LedgerFixture.drop(db) }
+        try TestWrites(pool: db.pool(size: 1)).registerAndPay("CW-1")
+        try TestWrites(pool: db.pool(size: 1)).registerAndPay("CW-2")
+        let c = try db.connect()
+        defer { c.close() }
+        let events = try EventStore().read(after: 0, limit: 10, on: c)
+        var walk = ChainContinuation.genesis
+        for event in events.prefix(2) { #expect(walk.check(event) == .intact(events: 1, head: event.position)) }
+        #expect(walk.head == 2)
+        var skipping = walk
+        if case .broken(let position, _) = skipping.check(events[3]) { #expect(position == 3) } else { Issue.record("a gap is a break") }
+        #expect(skipping == walk, "a refused event leaves the walk where it was")
+        var forged = events[2]
+        forged.payloadJSON = forged.payloadJSON.replacingOccurrences(of: "40.00", with: "41.00")
+        if case .broken(let position, _) = walk.check(forged) { #expect(position == 3) } else { Issue.record("an edit is a break") }
+        #expect(walk.check(events[2]) == .intact(events: 1, head: 3))
+    }
+
+    @Test("a second rebuild while one runs is refused at once, and the first is unaffected")
+    func oneAtATime() throws {
+        let db = try TestDatabase.create("rebuildone")
+        defer { LedgerFixture.drop(db) }
+        try TestWrites(pool: db.pool(size: 1)).registerAndPay("OT-1")
+        let holder = try db.connect()
+        defer { holder.close() }
+        _ = try holder.query("SELECT pg_advisory_lock($1)", [.int(Rebuild.rebuildLockKey)])
+        #expect { try Self.rebuild(db.url) } throws: { "\($0)".contains("another ledger rebuild is running") }
+        _ = try holder.query("SELECT pg_advisory_unlock($1)", [.int(Rebuild.rebuildLockKey)])
+        #expect(try Self.rebuild(db.url).events == 2)
+    }
+
+    @Test("a reader that holds ledger.orders past the rebuild's patience: the swap gives up naming it, writers were never held long, and nothing changed")
+    func swapGivesUpOnALongReader() throws {
+        let db = try TestDatabase.create("rebuildpatience")
+        defer { LedgerFixture.drop(db) }
+        try TestWrites(pool: db.pool(size: 1)).registerAndPay("PA-1")
+        let reader = try db.connect()
+        defer { reader.close() }
+        try reader.beginSpanningTransaction()
+        _ = try reader.query("SELECT count(*) FROM ledger.orders")   // holds ACCESS SHARE until it ends
+        let writes = Mutex<[Double]>([])
+        let stop = Atomic<Bool>(false)
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            defer { done.signal() }
+            var n = 0
+            while !stop.load(ordering: .relaxed) {
+                let began = Date()
+                try? TestWrites(pool: db.pool(size: 1)).registerAndPay("PW-\(n)")
+                writes.withLock { $0.append(Date().timeIntervalSince(began)) }
+                n += 1
+            }
+        }.start()
+        #expect {
+            try Self.rebuild(db.url) { $0.schedule.patienceSeconds = 1.5 }
+        } throws: { error in
+            "\(error)".contains("could not swap") && "\(error)".contains("SELECT count(*) FROM ledger.orders")
+        }
+        stop.store(true, ordering: .relaxed)
+        done.wait()
+        try reader.endSpanningTransaction()
+        let c = try db.connect()
+        defer { c.close() }
+        #expect(try Self.shadows(c) == 0)
+        #expect(try c.query("SELECT count(*) AS n FROM ledger.orders WHERE merchant_order_no = 'PA-1'").int64(0, "n") == 1)
+        let slowest = writes.withLock { $0.max() ?? 0 }
+        #expect(slowest < 1.0, "writes went on between attempts; the slowest pair took \(slowest) s")
+        #expect(writes.withLock { $0.count } > 2)
+    }
+
+    @Test("a view on a read model stops the rebuild before it starts, naming the view: the swap would drop it")
+    func refusesUnknownDependents() throws {
+        let db = try TestDatabase.create("rebuilddeps")
+        defer { LedgerFixture.drop(db) }
+        try TestWrites(pool: db.pool(size: 1)).registerAndPay("DP-1")
+        let c = try db.connect()
+        defer { c.close() }
+        try c.query("CREATE VIEW ledger.paid_orders AS SELECT merchant_order_no FROM ledger.orders WHERE paid")
+        let run = CLIRun()
+        #expect(run(["rebuild"], env: ["DATABASE_URL": db.url]) == 1)
+        #expect(run.errorLines.first?.contains("view ledger.paid_orders") == true, "\(run.errorLines)")
+        #expect(run.errorLines.first?.contains("nothing was rebuilt") == true, "\(run.errorLines)")
+        #expect(try Self.shadows(c) == 0)
+        #expect(try c.query("SELECT count(*) AS n FROM ledger.paid_orders").int64(0, "n") == 1)
+    }
+
+    @Test("the rebuild's window writes orders that fall out of it and folds their later events into the stored rows")
+    func smallWindow() throws {
+        let db = try TestDatabase.create("rebuildwindow")
+        defer { LedgerFixture.drop(db) }
+        for n in 0..<5 { try TestWrites(pool: db.pool(size: 1)).registerAndPay("WN-\(n)") }
+        try TestWrites(pool: db.pool(size: 1)).enrollment("WE-1")
+        let c = try db.connect()
+        defer { c.close() }
+        let projection = ShadowProjection(generation: 1, pageSize: 1, freeze: false)
+        try c.transaction { t in
+            try ShadowTables().dropLeftovers(on: t)
+            try ShadowTables().create(on: t)
+            // Every order's registration first, then every payment: each order falls out in between.
+            let events = try EventStore().read(after: 0, limit: 100, on: t)
+            for event in events.filter({ $0.streamVersion == 1 }) + events.filter({ $0.streamVersion > 1 }) {
+                try projection.add(event, try EventMapping.recorded(event), on: t)
+            }
+            try projection.flush(on: t)
+        }
+        #expect(projection.copiedRows == 5)
+        #expect(projection.upsertedRows >= 4, "payments folded into rows written earlier")
+        let differ = try c.query("""
+            SELECT count(*) AS n FROM ledger.orders o FULL JOIN ledger.orders_next n USING (merchant_order_no)
+             WHERE o.state IS DISTINCT FROM n.state OR o.paid_recorded_at IS DISTINCT FROM n.paid_recorded_at
+            """).int64(0, "n")
+        #expect(differ == 0)
+        #expect(try c.query("SELECT count(*) AS n FROM ledger.enrollments_next").int64(0, "n") == 1)
+        try ShadowTables().dropLeftovers(on: c)
+    }
+
+    @Test("the schedule catches up until a round is short, and backs off between refused swaps until its patience runs out")
+    func schedule() {
+        let s = RebuildSchedule()
+        #expect(s.afterCatchUp(round: 1, events: s.tailForSwap + 1) == .catchUpAgain)
+        #expect(s.afterCatchUp(round: 1, events: s.tailForSwap) == .trySwap)
+        #expect(s.afterCatchUp(round: s.maxRounds, events: 1_000_000) == .trySwap)
+        #expect(s.afterRefusedSwap(attempt: 1, elapsed: 0) == .after(seconds: s.firstPause))
+        #expect(s.afterRefusedSwap(attempt: 2, elapsed: 1) == .after(seconds: s.firstPause * 2))
+        #expect(s.afterRefusedSwap(attempt: 30, elapsed: 10) == .after(seconds: s.maxPause))
+        #expect(s.afterRefusedSwap(attempt: 3, elapsed: s.patienceSeconds) == .giveUp)
+    }
+}
