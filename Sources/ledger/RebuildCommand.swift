@@ -18,6 +18,8 @@ struct RebuildCommand {
             return 0
         }
         try args.allowOnly(flags: ["help"])
+        // The service comes first: this process folds and renders at a lower CPU priority.
+        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
         let configuration = try cli.configuration()
         let reader = try cli.connect(configuration), writer = try cli.connect(configuration)
         defer { reader.close(); writer.close() }

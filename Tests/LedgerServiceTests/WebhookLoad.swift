@@ -28,6 +28,8 @@ final class WebhookLoad: Sendable {
         var requests: [(began: Double, seconds: Double)] = []
     }
 
+    /// When the load began.
+    let began = Date()
     private let state = Mutex(State())
     private let stopping = Atomic<Bool>(false)
     private let group = DispatchGroup()
@@ -36,7 +38,7 @@ final class WebhookLoad: Sendable {
     /// "\(prefix)-t-\(orders - 1)", statuses 1, 2, 5, 3, 4 in turn, at most `limit` each.
     init(port: Int, threads: Int, prefix: String, orders: Int, timeout: Double = 20, limit: Int = 5_000,
          pause: UInt32 = 0) {
-        let loadBegan = Date()
+        let loadBegan = began
         for t in 0..<threads {
             group.enter()
             let thread = Thread { [self] in

@@ -41,6 +41,10 @@ package struct Rebuild: Sendable {
         /// How long the successful swap held the append lock (writers waited at most this).
         package var swapSeconds: Double
         package var seconds: Double
+        /// Seconds each step took: build, catch-up, indexes, catch-up, swap.
+        package var phases: [(String, Double)] = []
+        /// Why earlier swap attempts rolled back (PostgreSQL's words), and how long each took.
+        package var refusals: [String] = []
     }
 
     /// Rebuilds with two connections: `reader` streams the log, `writer` fills the new
@@ -53,11 +57,20 @@ package struct Rebuild: Sendable {
         }
         defer { _ = try? writer.query("SELECT pg_advisory_unlock($1)", [.int(Self.rebuildLockKey)]) }
         let shadows = ShadowTables()
+        var phases: [(String, Double)] = []
+        var mark = ContinuousClock.now
+        func lap(_ name: String) {
+            phases.append((name, Self.seconds(since: mark)))
+            mark = .now
+        }
         var chain = try build(reader: reader, writer: writer, shadows)
+        lap("build")
         let projection = ShadowProjection(generation: generation, pageSize: Self.pageSize)
         do {
             var caughtUp = try writer.transaction { try catchUp(&chain, projection, on: $0) }
+            lap("catch-up")
             try writer.transaction { try shadows.createIndexes(on: $0) }
+            lap("indexes")
             var round = 1
             while true {
                 let events = try writer.transaction { try catchUp(&chain, projection, on: $0) }
@@ -65,9 +78,12 @@ package struct Rebuild: Sendable {
                 round += 1
                 if schedule.afterCatchUp(round: round, events: Int(events)) == .trySwap { break }
             }
+            lap("catch-up")
             let swap = try swapIn(&chain, projection, shadows, writer: writer)
+            lap("swap")
             return Outcome(events: chain.head, caughtUp: caughtUp + swap.tail, swapAttempts: swap.attempts,
-                           swapSeconds: swap.held, seconds: Self.seconds(since: began))
+                           swapSeconds: swap.held, seconds: Self.seconds(since: began), phases: phases,
+                           refusals: swap.refusals)
         } catch {
             try? shadows.dropLeftovers(on: writer)
             throw error
@@ -127,14 +143,16 @@ package struct Rebuild: Sendable {
 
     /// Step 3: swap attempts until one commits, or the schedule gives up.
     private func swapIn(_ chain: inout ChainContinuation, _ projection: ShadowProjection, _ shadows: ShadowTables,
-                        writer: PostgresConnection) throws -> (attempts: Int, tail: Int64, held: Double) {
+                        writer: PostgresConnection) throws -> (attempts: Int, tail: Int64, held: Double, refusals: [String]) {
         let first = ContinuousClock.now
+        var refusals: [String] = []
         var attempt = 0
         var tail: Int64 = 0
         while true {
             attempt += 1
             let (savedChain, savedMemory) = (chain, projection.memory)
             var lockedAt: ContinuousClock.Instant?
+            let attemptBegan = ContinuousClock.now
             do {
                 let folded = try writer.transaction { w -> Int64 in
                     try w.query("SET LOCAL lock_timeout = '\(schedule.lockTimeoutMilliseconds)ms'")
@@ -144,10 +162,12 @@ package struct Rebuild: Sendable {
                     try shadows.swap(on: w)
                     return folded
                 }
-                return (attempt, tail + folded, lockedAt.map(Self.seconds(since:)) ?? 0)
+                return (attempt, tail + folded, lockedAt.map(Self.seconds(since:)) ?? 0, refusals)
             } catch let error as PostgresError where error.sqlState == "55P03" || error.sqlState == "40P01" {   // lock_not_available, deadlock_detected
                 chain = savedChain
                 projection.restore(savedMemory)
+                refusals.append("\(error.description) after \(Int(Self.seconds(since: attemptBegan) * 1000)) ms"
+                                + (lockedAt == nil ? " waiting for the append lock" : " holding the append lock"))
                 switch schedule.afterRefusedSwap(attempt: attempt, elapsed: Self.seconds(since: first)) {
                 case .giveUp:
                     throw MaintenanceError.swapNotTaken(seconds: Self.seconds(since: first), attempts: attempt,
