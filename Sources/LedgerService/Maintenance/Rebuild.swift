@@ -6,8 +6,9 @@ import LedgerPostgres
 /// online, and never from a log whose hash chain is broken.
 ///
 /// 1. Build: in one transaction, new tables (`ShadowTables`) are created and filled
-///    from the whole log, read in order with every hash recomputed from genesis
-///    (`ChainVerifier`); rows go in by binary COPY, frozen, with only the key index.
+///    from the whole log, streamed in order by one binary COPY (`EventLogStream`) with
+///    every hash recomputed from genesis (`ChainContinuation`); rows go in by binary
+///    COPY, frozen, with only the key index.
 /// 2. Catch up: the events appended meanwhile are verified (the chain walked on,
 ///    `ChainContinuation`) and folded into the new tables; the other indexes are built
 ///    and the tables analyzed; catching up goes on until a round finds few events.
@@ -103,21 +104,15 @@ package struct Rebuild: Sendable {
             try shadows.dropLeftovers(on: w)
             try shadows.create(on: w)
             let projection = ShadowProjection(generation: generation, pageSize: Self.pageSize, freeze: true)
-            var last = ChainContinuation.genesis
-            let verdict = try ChainVerifier(batchSize: Self.pageSize).verify(on: reader, store: EventStore()) { event in
-                try projection.add(event, Self.readable(event), on: w)
-                last = ChainContinuation(head: event.position, headHash: event.hash)
-            }
-            switch verdict {
-            case .broken(let position, let reason):
-                throw MaintenanceError.chainBroken(position: position, reason + "; nothing was rebuilt")
-            case .intact(_, let head):
-                guard head == last.head else {
-                    throw MaintenanceError.rebuildRefused("the chain's walk ended at position \(head) but its last event was \(last.head); nothing was rebuilt")
+            var chain = ChainContinuation.genesis
+            try EventLogStream().run(after: 0, on: reader) { event in
+                if case .broken(let position, let reason) = chain.check(event) {
+                    throw MaintenanceError.chainBroken(position: position, reason + "; nothing was rebuilt")
                 }
+                try projection.add(event, Self.readable(event), on: w)
             }
             try projection.flush(on: w)
-            return last
+            return chain
         }
     }
 
