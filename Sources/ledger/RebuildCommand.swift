@@ -24,6 +24,7 @@ struct RebuildCommand {
         let reader = try cli.connect(configuration), writer = try cli.connect(configuration)
         defer { reader.close(); writer.close() }
         let outcome = try Rebuild().run(reader: reader, writer: writer)
+        cli.output("phases: " + outcome.phases.map { "\($0.0) \(Self.format($0.1)) s" }.joined(separator: ", "))
         cli.output("rebuilt the read models from \(outcome.events) events in \(Self.format(outcome.seconds)) s "
             + "(\(outcome.caughtUp) arrived meanwhile; the swap held writers \(Self.format(outcome.swapSeconds * 1000)) ms, "
             + "\(outcome.swapAttempts) attempt\(outcome.swapAttempts == 1 ? "" : "s"))")

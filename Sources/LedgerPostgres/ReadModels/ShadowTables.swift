@@ -5,11 +5,11 @@ import Foundation
 /// check and key constraints, storage, compression, statistics targets, options, comments,
 /// owner, grants, indexes), then swapped in for them in one transaction.
 ///
-/// The swap drops each live table and renames its shadow (and the shadow's indexes) to its
-/// name: whatever PostgreSQL binds by name (prepared statements, plans, queries waiting for
+/// The swap renames each live table away and its shadow (and the shadow's indexes) to its
+/// name, then the old one is dropped: whatever PostgreSQL binds by name (prepared statements, plans, queries waiting for
 /// the lock) finds the new table. Whatever it binds by OID (views, foreign keys, triggers,
 /// policies, publications, owned sequences, extended statistics, columns of the row type)
-/// would be lost with the dropped table: `refuseUnknownDependents` stops a rebuild before
+/// would stay with the old table and go when it is dropped: `refuseUnknownDependents` stops a rebuild before
 /// it starts when any exists, naming it, rather than swap one away.
 package struct ShadowTables: Sendable {
     /// The read models, by name in schema `ledger`.
@@ -21,9 +21,11 @@ package struct ShadowTables: Sendable {
     package static func live(_ table: String) -> String { "ledger." + table }
     package static func shadow(_ table: String) -> String { "ledger." + table + suffix }
 
-    /// Drops shadows a rebuild left behind when it died (the live tables are not touched).
+    /// Drops what a rebuild left behind when it died: its shadows, and the tables its swap
+    /// retired (the live tables are not touched).
     package func dropLeftovers(on c: PostgresConnection) throws {
         try c.query("DROP TABLE IF EXISTS " + Self.tables.map(Self.shadow).joined(separator: ", "))
+        try dropRetired(on: c)
     }
 
     /// Throws, naming them, when objects outside a read model depend on it: the swap
@@ -67,21 +69,36 @@ package struct ShadowTables: Sendable {
     }
 
     /// In the caller's transaction: waits (as long as its lock_timeout lets it) for the
-    /// live tables' readers, then drops them and renames the shadows and their indexes into
-    /// their places. All of it commits at once or not at all.
+    /// live tables' readers, then renames them (and their indexes) out of the way with the
+    /// suffix `_old`, and the shadows (and theirs) into their places. Catalog changes only,
+    /// committed at once or not at all; the old tables are dropped after (`dropRetired`),
+    /// outside the swap, so the commit does not wait for their files to go.
     package func swap(on c: PostgresConnection) throws {
         try c.query("LOCK TABLE " + Self.tables.map(Self.live).joined(separator: ", ") + " IN ACCESS EXCLUSIVE MODE")
-        try c.query("DROP TABLE " + Self.tables.map(Self.live).joined(separator: ", "))
         for table in Self.tables {
-            try c.query("ALTER TABLE \(Self.shadow(table)) RENAME TO \(table)")
-            let indexes = try c.query("""
-                SELECT i.relname AS name FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid
-                 WHERE x.indrelid = $1::regclass AND right(i.relname, \(Self.suffix.count)) = '\(Self.suffix)'
-                """, [.text(Self.live(table))])
-            for r in 0..<indexes.count {
-                let name = try indexes.string(r, "name")
-                try c.query("ALTER INDEX ledger.\(name) RENAME TO \(name.dropLast(Self.suffix.count))")
-            }
+            try rename(Self.live(table), to: table + Self.retiredSuffix, indexes: { $0 + Self.retiredSuffix }, on: c)
+            try rename(Self.shadow(table), to: table, indexes: { name in
+                name.hasSuffix(Self.suffix) ? String(name.dropLast(Self.suffix.count)) : name
+            }, on: c)
+        }
+    }
+
+    /// Drops the tables a swap retired.
+    package func dropRetired(on c: PostgresConnection) throws {
+        try c.query("DROP TABLE IF EXISTS " + Self.tables.map { Self.live($0) + Self.retiredSuffix }.joined(separator: ", "))
+    }
+
+    package static let retiredSuffix = "_old"
+
+    private func rename(_ table: String, to name: String, indexes newName: (String) -> String, on c: PostgresConnection) throws {
+        let indexes = try c.query("""
+            SELECT i.relname AS name FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid
+             WHERE x.indrelid = $1::regclass ORDER BY 1
+            """, [.text(table)])
+        try c.query("ALTER TABLE \(table) RENAME TO \(name)")
+        for r in 0..<indexes.count {
+            let index = try indexes.string(r, "name")
+            if newName(index) != index { try c.query("ALTER INDEX ledger.\(index) RENAME TO \(newName(index))") }
         }
     }
 

@@ -7,14 +7,15 @@ import LedgerPostgres
 ///
 /// 1. Build: in one transaction, new tables (`ShadowTables`) are created and filled
 ///    from the whole log, streamed in order by one binary COPY (`EventLogStream`) with
-///    every hash recomputed from genesis (`ChainContinuation`); rows go in by binary
-///    COPY, frozen, with only the key index.
+///    every hash recomputed from genesis (`ChainContinuation`) on a thread of its own
+///    (`RebuildScan`), while this one folds and writes; rows go in by binary COPY,
+///    frozen, with only the key index.
 /// 2. Catch up: the events appended meanwhile are verified (the chain walked on,
 ///    `ChainContinuation`) and folded into the new tables; the other indexes are built
 ///    and the tables analyzed; catching up goes on until a round finds few events.
 /// 3. Swap: one transaction takes the append lock (writers wait from here), folds the
-///    last events, locks the live tables (readers wait from here), drops them and
-///    renames the new ones into their places, and commits. Each lock wait is bounded by
+///    last events, locks the live tables (readers wait from here), renames them away
+///    and the new ones into their places, and commits; the old tables are dropped after. Each lock wait is bounded by
 ///    a short lock_timeout; an attempt that runs out rolls back whole (nothing swapped)
 ///    and is tried again after catching up (`RebuildSchedule`).
 ///
@@ -42,7 +43,8 @@ package struct Rebuild: Sendable {
         /// How long the successful swap held the append lock (writers waited at most this).
         package var swapSeconds: Double
         package var seconds: Double
-        /// Seconds each step took: build, catch-up, indexes, catch-up, swap.
+        /// Seconds each step took: build, catch-up, indexes, catch-up, swap; then the swap's
+        /// own steps, in seconds since it took the append lock.
         package var phases: [(String, Double)] = []
         /// Why earlier swap attempts rolled back (PostgreSQL's words), and how long each took.
         package var refusals: [String] = []
@@ -82,6 +84,9 @@ package struct Rebuild: Sendable {
             lap("catch-up")
             let swap = try swapIn(&chain, projection, shadows, writer: writer)
             lap("swap")
+            try shadows.dropRetired(on: writer)
+            lap("drop the old tables")
+            phases += swap.steps.map { ("swap: " + $0.0, $0.1) }
             return Outcome(events: chain.head, caughtUp: caughtUp + swap.tail, swapAttempts: swap.attempts,
                            swapSeconds: swap.held, seconds: Self.seconds(since: began), phases: phases,
                            refusals: swap.refusals)
@@ -104,13 +109,18 @@ package struct Rebuild: Sendable {
             try shadows.dropLeftovers(on: w)
             try shadows.create(on: w)
             let projection = ShadowProjection(generation: generation, pageSize: Self.pageSize, freeze: true)
-            var chain = ChainContinuation.genesis
-            try EventLogStream().run(after: 0, on: reader) { event in
-                if case .broken(let position, let reason) = chain.check(event) {
-                    throw MaintenanceError.chainBroken(position: position, reason + "; nothing was rebuilt")
+            let scan = RebuildScan(reader: reader, batchSize: Self.pageSize)
+            scan.start()
+            do {
+                while let batch = try scan.handOff.take() {
+                    for event in batch { try projection.add(event.stored, event.recorded, on: w) }
                 }
-                try projection.add(event, Self.readable(event), on: w)
+            } catch {
+                scan.handOff.abandon()
+                scan.handOff.waitUntilEnded()   // the reader's COPY cancelled before the connection is used again
+                throw error
             }
+            let chain = scan.chain
             try projection.flush(on: w)
             return chain
         }
@@ -138,9 +148,10 @@ package struct Rebuild: Sendable {
 
     /// Step 3: swap attempts until one commits, or the schedule gives up.
     private func swapIn(_ chain: inout ChainContinuation, _ projection: ShadowProjection, _ shadows: ShadowTables,
-                        writer: PostgresConnection) throws -> (attempts: Int, tail: Int64, held: Double, refusals: [String]) {
+                        writer: PostgresConnection) throws -> (attempts: Int, tail: Int64, held: Double, refusals: [String], steps: [(String, Double)]) {
         let first = ContinuousClock.now
         var refusals: [String] = []
+        var steps: [(String, Double)] = []
         var attempt = 0
         var tail: Int64 = 0
         while true {
@@ -148,16 +159,20 @@ package struct Rebuild: Sendable {
             let (savedChain, savedMemory) = (chain, projection.memory)
             var lockedAt: ContinuousClock.Instant?
             let attemptBegan = ContinuousClock.now
+            steps = []
             do {
                 let folded = try writer.transaction { w -> Int64 in
                     try w.query("SET LOCAL lock_timeout = '\(schedule.lockTimeoutMilliseconds)ms'")
                     try w.query("SELECT pg_advisory_xact_lock($1)", [.int(AppendLock.key)])   // writers wait from here
                     lockedAt = .now
                     let folded = try catchUp(&chain, projection, on: w)
+                    steps.append(("tail \(folded)", Self.seconds(since: lockedAt!)))
                     try shadows.swap(on: w)
+                    steps.append(("swapped", Self.seconds(since: lockedAt!)))
                     return folded
                 }
-                return (attempt, tail + folded, lockedAt.map(Self.seconds(since:)) ?? 0, refusals)
+                steps.append(("committed", lockedAt.map(Self.seconds(since:)) ?? 0))
+                return (attempt, tail + folded, lockedAt.map(Self.seconds(since:)) ?? 0, refusals, steps)
             } catch let error as PostgresError where error.sqlState == "55P03" || error.sqlState == "40P01" {   // lock_not_available, deadlock_detected
                 chain = savedChain
                 projection.restore(savedMemory)

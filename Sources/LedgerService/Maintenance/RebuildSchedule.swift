@@ -10,7 +10,7 @@ package struct RebuildSchedule: Sendable, Equatable {
     /// How long one lock wait of a swap attempt may last (PostgreSQL's lock_timeout).
     package var lockTimeoutMilliseconds = 150
     /// A catch-up round that found more events than this is followed by another.
-    package var tailForSwap = 500
+    package var tailForSwap = 200
     /// Rounds before the swap is tried however long the tail (a load faster than the fold).
     package var maxRounds = 20
     /// How long swap attempts go on before the rebuild gives up.

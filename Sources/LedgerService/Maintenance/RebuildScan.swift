@@ -1,0 +1,55 @@
+import Foundation
+import LedgerCore
+import LedgerPostgres
+
+/// The read half of a rebuild's build, on a thread of its own: it streams the log in
+/// ledger order (`EventLogStream`), walks the hash chain from genesis and maps each
+/// event, and hands batches of verified events to the thread that folds and writes
+/// them. Reading, hashing and parsing then overlap with rendering and PostgreSQL's
+/// writes. A break, or an unreadable event, ends the hand-off with its error: the folding
+/// thread rethrows it, and nothing it wrote survives (its transaction rolls back).
+final class RebuildScan: @unchecked Sendable {
+    // @unchecked: `chain` is written by the scan thread only, before `handOff.end`, and read
+    // by the other thread only after `take` returned nil (the hand-off's lock orders the two).
+    typealias Verified = (stored: StoredEvent, recorded: RecordedEvent)
+
+    let handOff = BatchHandOff<Verified>(capacity: 8)
+    private let reader: PostgresConnection
+    private let batchSize: Int
+    /// The walk's end: the head and its hash, once the hand-off ended without an error.
+    private(set) var chain = ChainContinuation.genesis
+
+    init(reader: PostgresConnection, batchSize: Int) {
+        self.reader = reader
+        self.batchSize = batchSize
+    }
+
+    func start() {
+        let thread = Thread { [self] in run() }
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+
+    private func run() {
+        var walk = ChainContinuation.genesis
+        var batch: [Verified] = []
+        batch.reserveCapacity(batchSize)
+        do {
+            try EventLogStream().run(after: 0, on: reader) { event in
+                if case .broken(let position, let reason) = walk.check(event) {
+                    throw MaintenanceError.chainBroken(position: position, reason + "; nothing was rebuilt")
+                }
+                batch.append((event, try Rebuild.readable(event)))
+                if batch.count == batchSize {
+                    try handOff.put(batch)
+                    batch.removeAll(keepingCapacity: true)
+                }
+            }
+            if !batch.isEmpty { try handOff.put(batch) }
+            chain = walk
+            handOff.end(nil)
+        } catch {
+            handOff.end(error)
+        }
+    }
+}
