@@ -331,7 +331,7 @@ struct OnlineRebuildTests {
             // Every order's registration first, then every payment: each order falls out in between.
             let events = try EventStore().read(after: 0, limit: 100, on: t)
             for event in events.filter({ $0.streamVersion == 1 }) + events.filter({ $0.streamVersion > 1 }) {
-                try projection.add(event, try EventMapping.recorded(event), on: t)
+                try projection.add(ShadowProjection.Item(event, try EventMapping.recorded(event)), on: t)
             }
             try projection.flush(on: t)
         }

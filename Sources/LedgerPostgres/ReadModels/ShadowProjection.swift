@@ -27,7 +27,7 @@ package final class ShadowProjection {
     private let pageSize: Int
     private var recent: [String: Open] = [:]
     private var older: [String: Open] = [:]
-    private var page: [(StoredEvent, RecordedEvent)] = []
+    private var page: [Item] = []
     private var enrollments: [String: EnrollmentState] = [:]
     private var changedEnrollments = Set<String>()
     /// Set once an order's event lies in another order's stream: its stream's first event
@@ -45,9 +45,29 @@ package final class ShadowProjection {
         orders = OrderReadModel(table: ShadowTables.shadow("orders"), freeze: freeze)
     }
 
+    /// What the fold needs of a verified event: the event, and where it lies. Made on the
+    /// thread that reads the log, so the stored event's storage is freed there.
+    package struct Item: Sendable {
+        let recorded: RecordedEvent
+        let streamVersion: Int
+        /// Whether the event lies in the stream of the order or enrollment it names.
+        let inOwnStream: Bool
+
+        package init(_ stored: StoredEvent, _ recorded: RecordedEvent) {
+            self.recorded = recorded
+            streamVersion = stored.streamVersion
+            let (prefix, name): (String, String?) = switch recorded.event {
+            case .enrollment(let e): ("enrollment-", e.enrollmentRef)
+            default: ("order-", recorded.event.merchantOrderNo?.value)
+            }
+            inOwnStream = name.map { stored.stream.utf8.count == prefix.utf8.count + $0.utf8.count
+                && stored.stream.hasPrefix(prefix) && stored.stream.hasSuffix($0) } ?? true
+        }
+    }
+
     /// Folds one verified event (in ledger order); writes, through `c`, what falls out of the window.
-    package func add(_ stored: StoredEvent, _ recorded: RecordedEvent, on c: PostgresConnection) throws {
-        page.append((stored, recorded))
+    package func add(_ item: Item, on c: PostgresConnection) throws {
+        page.append(item)
         if page.count >= pageSize { try foldPage(on: c) }
     }
 
@@ -89,16 +109,21 @@ package final class ShadowProjection {
         // The orders this page continues that are out of the window: loaded in one query.
         var missing: [MerchantOrderNo] = []
         var seen = Set<String>()
-        for (stored, recorded) in page {
-            guard let no = recorded.event.merchantOrderNo else { continue }
-            if stored.stream != "order-" + no.value { sawForeignStream = true }
+        for item in page {
+            guard let no = item.recorded.event.merchantOrderNo else { continue }
+            if !item.inOwnStream { sawForeignStream = true }
             guard seen.insert(no.value).inserted, recent[no.value] == nil, older[no.value] == nil else { continue }
-            if stored.streamVersion > 1 || sawForeignStream { missing.append(no) }
+            if item.streamVersion > 1 || sawForeignStream { missing.append(no) }
         }
         let loaded = try orders.loadMany(missing, on: c)
-        for (stored, recorded) in page {
+        for item in page {
+            let recorded = item.recorded
             if let no = recorded.event.merchantOrderNo {
-                var open = recent.removeValue(forKey: no.value) ?? older.removeValue(forKey: no.value)
+                if recent[no.value] != nil {
+                    OrderProjection.fold(&recent[no.value]!.model, recorded)   // in place
+                    continue
+                }
+                var open = older.removeValue(forKey: no.value)
                     ?? loaded[no.value].map { Open(model: $0, stored: true) }
                     ?? Open(model: (OrderState(merchantOrderNo: no), nil), stored: false)
                 OrderProjection.fold(&open.model, recorded)
@@ -106,7 +131,7 @@ package final class ShadowProjection {
             } else if case .enrollment(let e) = recorded.event {
                 // As the live projection replays it: the enrollment's own stream, in order.
                 var state = enrollments[e.enrollmentRef] ?? EnrollmentState(enrollmentRef: e.enrollmentRef)
-                if stored.stream == "enrollment-" + e.enrollmentRef { state = EnrollmentState.reduce(state, recorded) }
+                if item.inOwnStream { state = EnrollmentState.reduce(state, recorded) }
                 enrollments[e.enrollmentRef] = state
                 changedEnrollments.insert(e.enrollmentRef)
             }

@@ -113,7 +113,7 @@ package struct Rebuild: Sendable {
             scan.start()
             do {
                 while let batch = try scan.handOff.take() {
-                    for event in batch { try projection.add(event.stored, event.recorded, on: w) }
+                    for item in batch { try projection.add(item, on: w) }
                 }
             } catch {
                 scan.handOff.abandon()
@@ -137,7 +137,7 @@ package struct Rebuild: Sendable {
                 if case .broken(let position, let reason) = chain.check(event) {
                     throw MaintenanceError.chainBroken(position: position, reason + "; nothing was rebuilt")
                 }
-                try projection.add(event, Self.readable(event), on: c)
+                try projection.add(ShadowProjection.Item(event, Self.readable(event)), on: c)
             }
             count += Int64(events.count)
             if events.count < Self.pageSize { break }

@@ -11,9 +11,7 @@ import LedgerPostgres
 final class RebuildScan: @unchecked Sendable {
     // @unchecked: `chain` is written by the scan thread only, before `handOff.end`, and read
     // by the other thread only after `take` returned nil (the hand-off's lock orders the two).
-    typealias Verified = (stored: StoredEvent, recorded: RecordedEvent)
-
-    let handOff = BatchHandOff<Verified>(capacity: 8)
+    let handOff = BatchHandOff<ShadowProjection.Item>(capacity: 8)
     private let reader: PostgresConnection
     private let batchSize: Int
     /// The walk's end: the head and its hash, once the hand-off ended without an error.
@@ -32,14 +30,14 @@ final class RebuildScan: @unchecked Sendable {
 
     private func run() {
         var walk = ChainContinuation.genesis
-        var batch: [Verified] = []
+        var batch: [ShadowProjection.Item] = []
         batch.reserveCapacity(batchSize)
         do {
             try EventLogStream().run(after: 0, on: reader) { event in
                 if case .broken(let position, let reason) = walk.check(event) {
                     throw MaintenanceError.chainBroken(position: position, reason + "; nothing was rebuilt")
                 }
-                batch.append((event, try Rebuild.readable(event)))
+                batch.append(ShadowProjection.Item(event, try Rebuild.readable(event)))
                 if batch.count == batchSize {
                     try handOff.put(batch)
                     batch.removeAll(keepingCapacity: true)
