@@ -284,7 +284,7 @@ struct OnlineRebuildTests {
             }
         }.start()
         #expect {
-            try Self.rebuild(db.url) { $0.schedule.patienceSeconds = 1.5 }
+            try Self.rebuild(db.url) { $0.schedule.patienceSeconds = 3 }
         } throws: { error in
             "\(error)".contains("could not swap") && "\(error)".contains("SELECT count(*) FROM ledger.orders")
         }
@@ -296,8 +296,10 @@ struct OnlineRebuildTests {
         #expect(try Self.shadows(c) == 0)
         #expect(try c.query("SELECT count(*) AS n FROM ledger.orders WHERE merchant_order_no = 'PA-1'").int64(0, "n") == 1)
         let slowest = writes.withLock { $0.max() ?? 0 }
-        #expect(slowest < 1.0, "writes went on between attempts; the slowest pair took \(slowest) s")
-        #expect(writes.withLock { $0.count } > 2)
+        // Each attempt holds writers at most twice its lock timeout: writes go on between attempts,
+        // never held for the rebuild's whole patience.
+        #expect(slowest < 1.5, "writes went on between attempts; the slowest pair took \(slowest) s")
+        #expect(writes.withLock { $0.count } >= 3)
     }
 
     @Test("a view on a read model stops the rebuild before it starts, naming the view: the swap would drop it")
