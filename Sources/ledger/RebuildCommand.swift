@@ -6,7 +6,7 @@ struct RebuildCommand {
     let cli: LedgerCLI
 
     func run(_ words: [String]) throws -> Int32 {
-        let args = try Arguments(words, valued: [])
+        let args = try Arguments(words, valued: ["pace"])
         if args.has("help") {
             cli.output("""
                 usage: ledger rebuild
@@ -14,6 +14,8 @@ struct RebuildCommand {
                   tables while the service keeps writing and answering, then swapped in under a lock held only for
                   the swap. Verifies the hash chain as it reads; on a break it names the position, exits 1 and
                   leaves the read models as they were.
+                  --pace F  the share of the build's time spent working, 0 < F <= 1 (default 1): below 1
+                            it pauses between batches, leaving CPU and disk to the service.
                 """)
             return 0
         }
@@ -23,7 +25,12 @@ struct RebuildCommand {
         let configuration = try cli.configuration()
         let reader = try cli.connect(configuration), writer = try cli.connect(configuration)
         defer { reader.close(); writer.close() }
-        let outcome = try Rebuild().run(reader: reader, writer: writer)
+        var rebuild = Rebuild()
+        if let text = args.value("pace") {
+            guard let pace = Double(text), pace > 0, pace <= 1 else { throw CLIError.usage("--pace must be a number in (0, 1]") }
+            rebuild.pace = pace
+        }
+        let outcome = try rebuild.run(reader: reader, writer: writer)
         cli.output("phases: " + outcome.phases.map { "\($0.0) \(Self.format($0.1)) s" }.joined(separator: ", "))
         cli.output("rebuilt the read models from \(outcome.events) events in \(Self.format(outcome.seconds)) s "
             + "(\(outcome.caughtUp) arrived meanwhile; the swap held writers \(Self.format(outcome.swapSeconds * 1000)) ms, "

@@ -26,6 +26,10 @@ package struct Rebuild: Sendable {
     package var schedule = RebuildSchedule()
     /// Orders per generation of the fold's window (`ShadowProjection`).
     package var generation = 8192
+    /// The share of the build's time spent working (0 < pace <= 1): below 1, the fold pauses
+    /// after each batch for as long as the batch took, times (1 / pace - 1), and the read
+    /// waits with it (the hand-off is bounded), leaving the CPU and the disk to the service.
+    package var pace = 1.0
 
     package init() {}
 
@@ -113,7 +117,9 @@ package struct Rebuild: Sendable {
             scan.start()
             do {
                 while let batch = try scan.handOff.take() {
+                    let began = ContinuousClock.now
                     for item in batch { try projection.add(item, on: w) }
+                    if pace < 1 { Thread.sleep(forTimeInterval: Self.seconds(since: began) * (1 / max(pace, 0.01) - 1)) }
                 }
             } catch {
                 scan.handOff.abandon()
