@@ -14,8 +14,8 @@ struct RebuildCommand {
                   tables while the service keeps writing and answering, then swapped in under a lock held only for
                   the swap. Verifies the hash chain as it reads; on a break it names the position, exits 1 and
                   leaves the read models as they were.
-                  --pace F  the share of the build's time spent working, 0 < F <= 1 (default 1): below 1
-                            it pauses between batches, leaving CPU and disk to the service.
+                  --pace F  the share of the build's time spent working, 0 < F <= 1 (default 0.3): it
+                            pauses between batches, leaving CPU and disk to the service; 1 on an idle ledger.
                 """)
             return 0
         }
@@ -26,6 +26,7 @@ struct RebuildCommand {
         let reader = try cli.connect(configuration), writer = try cli.connect(configuration)
         defer { reader.close(); writer.close() }
         var rebuild = Rebuild()
+        rebuild.pace = Self.defaultPace
         if let text = args.value("pace") {
             guard let pace = Double(text), pace > 0, pace <= 1 else { throw CLIError.usage("--pace must be a number in (0, 1]") }
             rebuild.pace = pace
@@ -37,6 +38,10 @@ struct RebuildCommand {
             + "\(outcome.swapAttempts) attempt\(outcome.swapAttempts == 1 ? "" : "s"))")
         return 0
     }
+
+    /// Measured on 2 cores under a steady webhook load, 1,000,000 events: at 1 the writes' p99
+    /// rose from 18-25 ms to 175 ms; at 0.3 to 48 ms, the rebuild taking 2.4 times as long.
+    static let defaultPace = 0.3
 
     static func format(_ value: Double) -> String { String(format: "%.1f", value) }
 }
