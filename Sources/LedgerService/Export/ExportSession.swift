@@ -37,7 +37,7 @@ package final class ExportSession {
     private var statuses: StatusTracker
     private var state = Phase.fresh
     private var events: ExportFeed<PeriodEvent>?
-    private var orders: ExportFeed<OrderState>?
+    private var orders: ExportFeed<PaidOrderScan.Row>?
     private var beside: BesideReads?
 
     private enum Phase { case fresh, reading, done }
@@ -127,7 +127,7 @@ package final class ExportSession {
         case .orders:
             let scan = PaidOrderScan(from: from, to: to)
             orders = ExportFeed { put in
-                var batch = Batches<OrderState>(size: batchRows, put: put)
+                var batch = Batches<PaidOrderScan.Row>(size: batchRows, put: put)
                 try scan.run(on: connection) { try batch.add($0) }
                 try batch.flush()
             }
@@ -177,7 +177,14 @@ package final class ExportSession {
         switch kind {
         case .orders:
             guard let batch = try orders?.next() else { return nil }
-            return try batch.map { ExportRow(order: try asOfPeriodEnd($0)) }
+            return try batch.map { row in
+                switch row {
+                case .state(let state): return ExportRow(order: try asOfPeriodEnd(state))
+                case .fields(let order, let updatedAt):
+                    guard updatedAt.microseconds >= to.microseconds else { return ExportRow(order: order) }
+                    return ExportRow(order: try replayedToPeriodEnd(try MerchantOrderNo(stored: order.merchantOrderNo)))
+                }
+            }
         case .events:
             guard let batch = try events?.next() else { return nil }
             let replay: StatusTracker.Replay = { [beside] streams, below in try beside!.earlierEvents(of: streams, below: below) }
@@ -212,7 +219,11 @@ package final class ExportSession {
     /// event was recorded since, else a replay of the events recorded before `to`.
     private func asOfPeriodEnd(_ state: OrderState) throws -> OrderState {
         guard let updated = state.updatedAt, updated.microseconds >= to.microseconds else { return state }
-        let no = state.merchantOrderNo
+        return try replayedToPeriodEnd(state.merchantOrderNo)
+    }
+
+    /// An order folded from its events recorded before `to`.
+    private func replayedToPeriodEnd(_ no: MerchantOrderNo) throws -> OrderState {
         let known = try beside!.events(of: no.stream, recordedBefore: to)
         return OrderState.replay(no, try known.map(EventMapping.recorded))
     }
