@@ -10,7 +10,7 @@ final class ExportFeed<Item: Sendable>: @unchecked Sendable {
     private let handOff: BatchHandOff<Item>
     private var started = false
 
-    init(capacity: Int = 4, produce: @escaping @Sendable (_ put: @escaping ([Item]) throws -> Void) throws -> Void) {
+    init(capacity: Int = 3, produce: @escaping @Sendable (_ put: @escaping ([Item]) throws -> Void) throws -> Void) {
         let handOff = BatchHandOff<Item>(capacity: capacity)
         self.handOff = handOff
         let thread = Thread {

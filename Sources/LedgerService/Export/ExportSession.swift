@@ -45,7 +45,7 @@ package final class ExportSession {
     /// Rows handed from the reading thread a batch at a time (each batch is one chunk).
     package static let batchRows = 1_000
     /// Order streams whose state is kept between events of an events export.
-    package static let defaultCachedStreams = 10_000
+    package static let defaultCachedStreams = 4_096
 
     /// `cachedStreams`: how many order states an events export keeps (memory stays bounded).
     package init(kind: ExportKind, from: Timestamp, to: Timestamp, format: ExportFormat, connection: PostgresConnection,
@@ -143,7 +143,7 @@ package final class ExportSession {
                 try scan.run(period, on: connection) { event, inPeriod in
                     try links.check(event)
                     if let held { try batch.add(held) }
-                    held = PeriodEvent(stored: event, inPeriod: inPeriod)
+                    held = PeriodEvent(event, inPeriod: inPeriod)
                 }
                 try links.finish()
                 if let held { try batch.add(held) }
@@ -188,12 +188,11 @@ package final class ExportSession {
         case .events:
             guard let batch = try events?.next() else { return nil }
             let replay: StatusTracker.Replay = { [beside] streams, below in try beside!.earlierEvents(of: streams, below: below) }
-            try statuses.prepare(for: batch.map(\.stored), replay: replay)
+            try statuses.prepare(for: batch, replay: replay)
             var rows = [ExportRow]()
             rows.reserveCapacity(batch.count)
             for item in batch {
-                let stored = item.stored
-                let recorded = try EventMapping.recorded(stored)
+                let stored = item.stored, recorded = try item.recorded.get()
                 // Events of the run recorded outside the period are folded, not shown.
                 let statusAfter = try statuses.after(recorded, stored: stored, replay: replay)
                 guard item.inPeriod else { continue }
@@ -229,10 +228,19 @@ package final class ExportSession {
     }
 }
 
-/// An event of the run an events export reads, and whether it was recorded in the period.
+/// An event of the run an events export reads, its canonical form (made on the reading
+/// thread; a failure is the export's when it comes to the event), and whether it was
+/// recorded in the period.
 struct PeriodEvent: Sendable {
     var stored: StoredEvent
+    var recorded: Result<RecordedEvent, Error>
     var inPeriod: Bool
+
+    init(_ stored: StoredEvent, inPeriod: Bool) {
+        self.stored = stored
+        recorded = Result { try EventMapping.recorded(stored) }
+        self.inPeriod = inPeriod
+    }
 }
 
 /// Items gathered into batches of `size` for an `ExportFeed`.

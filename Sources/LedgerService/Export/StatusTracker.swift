@@ -22,19 +22,26 @@ struct StatusTracker {
         var state: OrderState
         /// The stream version folded last; nil when the event's stream is not its order's own.
         var version: Int?
+
+        /// Whether `event` comes right after what was folded (or continuity is not known).
+        func isFollowed(by event: StoredEvent) -> Bool { version.map { $0 + 1 == event.streamVersion } ?? true }
     }
 
     init(capacity: Int) { self.capacity = max(1, capacity) }
 
     /// Folds the order streams of `batch` that neither a kept state nor version 1 starts.
-    mutating func prepare(for batch: [StoredEvent], replay: Replay) throws {
-        guard let first = batch.first?.position else { return }
+    mutating func prepare(for batch: [PeriodEvent], replay: Replay) throws {
+        guard let first = batch.first?.stored.position else { return }
         var seen = Set<String>()
         var missing: [String] = []
-        for event in batch where event.stream.hasPrefix(MerchantOrderNo.streamPrefix) {
+        for item in batch where item.stored.stream.hasPrefix(MerchantOrderNo.streamPrefix) {
+            let event = item.stored
             guard seen.insert(event.stream).inserted else { continue }
-            if let known = folded(event.stream), known.version.map({ $0 + 1 == event.streamVersion }) ?? true { continue }
-            if event.streamVersion == 1 && folded(event.stream) == nil { continue }
+            if let known = folded(event.stream) {
+                if known.isFollowed(by: event) { continue }
+            } else if event.streamVersion == 1 {
+                continue
+            }
             missing.append(event.stream)
         }
         guard !missing.isEmpty else { return }
@@ -51,19 +58,31 @@ struct StatusTracker {
     /// no order; `replay` folds a stream no kept state or version 1 starts.
     mutating func after(_ recorded: RecordedEvent, stored: StoredEvent, replay: Replay) throws -> OrderStatus? {
         guard let no = recorded.event.merchantOrderNo else { return nil }
-        let own = stored.stream == no.stream
-        var state: OrderState
-        if let known = folded(no.stream), !own || known.version.map({ $0 + 1 == stored.streamVersion }) ?? true {
-            state = known.state
-        } else if own && stored.streamVersion == 1 {
-            state = OrderState.replay(no, [])
-        } else {
-            let earlier = try replay([no.stream], stored.position)[no.stream] ?? []
-            state = OrderState.replay(no, try earlier.map(EventMapping.recorded))
+        let stream = no.stream
+        let own = stored.stream == stream
+        let version = own ? stored.streamVersion : nil
+        // The common case: the stream's state was kept in the newer generation; folded in place.
+        if let known = recent[stream], !own || known.isFollowed(by: stored) {
+            return Self.fold(&recent[stream]!, recorded, version)
         }
-        OrderState.reduce(into: &state, recorded)
-        keep(no.stream, Folded(state: state, version: own ? stored.streamVersion : nil))
-        return state.status
+        var folded: Folded
+        if let known = older[stream], !own || known.isFollowed(by: stored) {
+            folded = known
+        } else if own && stored.streamVersion == 1 {
+            folded = Folded(state: OrderState.replay(no, []), version: nil)
+        } else {
+            let earlier = try replay([stream], stored.position)[stream] ?? []
+            folded = Folded(state: OrderState.replay(no, try earlier.map(EventMapping.recorded)), version: nil)
+        }
+        let status = Self.fold(&folded, recorded, version)
+        keep(stream, folded)
+        return status
+    }
+
+    private static func fold(_ folded: inout Folded, _ recorded: RecordedEvent, _ version: Int?) -> OrderStatus {
+        OrderState.reduce(into: &folded.state, recorded)
+        folded.version = version
+        return folded.state.status
     }
 
     private func folded(_ stream: String) -> Folded? { recent[stream] ?? older[stream] }
@@ -75,6 +94,6 @@ struct StatusTracker {
             recent.reserveCapacity((capacity + 1) / 2)
         }
         recent[stream] = folded
-        if older.count > 0 { older[stream] = nil }
+        if !older.isEmpty { older[stream] = nil }
     }
 }
