@@ -230,11 +230,11 @@ package final class ExportSession {
 
 /// An event of the run an events export reads, its canonical form (made on the reading
 /// thread; a failure is the export's when it comes to the event), and whether it was
-/// recorded in the period.
-struct PeriodEvent: Sendable {
-    var stored: StoredEvent
-    var recorded: Result<RecordedEvent, Error>
-    var inPeriod: Bool
+/// recorded in the period. A class: batches pass it on without copying its many fields.
+final class PeriodEvent: Sendable {
+    let stored: StoredEvent
+    let recorded: Result<RecordedEvent, Error>
+    let inPeriod: Bool
 
     init(_ stored: StoredEvent, inPeriod: Bool) {
         self.stored = stored

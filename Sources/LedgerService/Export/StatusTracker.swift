@@ -32,16 +32,19 @@ struct StatusTracker {
     /// Folds the order streams of `batch` that neither a kept state nor version 1 starts.
     mutating func prepare(for batch: [PeriodEvent], replay: Replay) throws {
         guard let first = batch.first?.stored.position else { return }
-        var seen = Set<String>()
+        var started = Set<String>()   // streams that begin in the batch
         var missing: [String] = []
         for item in batch where item.stored.stream.hasPrefix(MerchantOrderNo.streamPrefix) {
             let event = item.stored
-            guard seen.insert(event.stream).inserted else { continue }
             if let known = folded(event.stream) {
                 if known.isFollowed(by: event) { continue }
             } else if event.streamVersion == 1 {
+                started.insert(event.stream)
+                continue
+            } else if started.contains(event.stream) {
                 continue
             }
+            guard !missing.contains(event.stream) else { continue }
             missing.append(event.stream)
         }
         guard !missing.isEmpty else { return }
@@ -58,8 +61,8 @@ struct StatusTracker {
     /// no order; `replay` folds a stream no kept state or version 1 starts.
     mutating func after(_ recorded: RecordedEvent, stored: StoredEvent, replay: Replay) throws -> OrderStatus? {
         guard let no = recorded.event.merchantOrderNo else { return nil }
-        let stream = no.stream
-        let own = stored.stream == stream
+        let own = Self.isOwnStream(stored.stream, of: no)
+        let stream = own ? stored.stream : no.stream
         let version = own ? stored.streamVersion : nil
         // The common case: the stream's state was kept in the newer generation; folded in place.
         if let known = recent[stream], !own || known.isFollowed(by: stored) {
@@ -77,6 +80,13 @@ struct StatusTracker {
         let status = Self.fold(&folded, recorded, version)
         keep(stream, folded)
         return status
+    }
+
+    /// `stream == no.stream`, without making the latter.
+    private static func isOwnStream(_ stream: String, of no: MerchantOrderNo) -> Bool {
+        let prefix = MerchantOrderNo.streamPrefix.utf8
+        let s = stream.utf8, value = no.value.utf8
+        return s.count == prefix.count + value.count && s.starts(with: prefix) && s.dropFirst(prefix.count).elementsEqual(value)
     }
 
     private static func fold(_ folded: inout Folded, _ recorded: RecordedEvent, _ version: Int?) -> OrderStatus {
