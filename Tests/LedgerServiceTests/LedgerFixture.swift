@@ -148,14 +148,13 @@ final class LedgerFixture: @unchecked Sendable {
     static func verify(databaseURL: String) throws -> [String] {
         let c = try PostgresConnection(connectionString: databaseURL)
         defer { c.close() }
-        let check = ReadModelCheck()
-        return try c.transaction { c in
-            try c.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-            if case .broken(let position, let reason) = try ChainVerifier().verify(on: c) {
-                return ["hash chain broken at \(position): \(reason)"]
-            }
-            return try check.differences(on: c)
+        var found: [String] = []
+        do {
+            _ = try Verification().run(on: c, each: { found.append($0.text) })
+        } catch MaintenanceError.chainBroken(let position, let reason) {
+            return ["hash chain broken at \(position): \(reason)"]
         }
+        return found
     }
 
     func verify() throws -> [String] { try Self.verify(databaseURL: databaseURL) }

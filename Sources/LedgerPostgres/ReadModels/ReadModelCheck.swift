@@ -2,8 +2,9 @@ import LedgerCore
 
 /// Replays every order and enrollment from its own stream and compares the result
 /// with the stored read models: the second half of `ledger verify`. It reads the read
-/// models a page of 1,000 rows at a time, with the events of that page's streams, so
-/// its memory does not grow with the ledger.
+/// models a page of 1,000 rows at a time, so its memory does not grow with the ledger;
+/// the orders' events come from the scan of the log (`OrderStreamCheck`), the
+/// enrollments' a page of streams at a time.
 package struct ReadModelCheck {
     private let store = EventStore()
     package static let pageSize = 1000
@@ -21,80 +22,52 @@ package struct ReadModelCheck {
         try c.query("SELECT (SELECT count(*) FROM ledger.orders) + (SELECT count(*) FROM ledger.enrollments) AS n").int64(0, "n")
     }
 
-    /// Every difference between a replay of the events and the read models, in words.
-    package func differences(on c: PostgresConnection) throws -> [String] {
-        var found: [String] = []
-        try check(on: c) { found.append($0.text) }
-        return found
-    }
-
-    /// Hands each difference to `each` as it is found (orders by number, then the order
-    /// streams without a row, then the enrollments), so that memory does not grow with them.
-    package func check(on c: PostgresConnection, each: (ReadModelDifference) throws -> Void) throws {
+    /// Hands each enrollment difference to `each` as it is found: `ledger.enrollments`
+    /// against a replay of each enrollment's stream, and the enrollment streams with no
+    /// row. The orders are checked as the log is scanned (`OrderStreamCheck`).
+    package func checkEnrollments(on c: PostgresConnection, each: (ReadModelDifference) throws -> Void) throws {
         try withoutActuallyEscaping(each) { each in
-            let sink = Sink(each: each)
-            try orderDifferences(on: c, sink)
-            try enrollmentDifferences(on: c, sink)
+            try enrollmentDifferences(on: c, Sink(each: each))
         }
     }
 
     /// Where the checks hand their differences.
-    private struct Sink {
+    struct Sink {
         let each: (ReadModelDifference) throws -> Void
         func add(_ subject: String, _ fields: [String], _ text: String) throws {
             try each(ReadModelDifference(subject: subject, fields: fields, text: text))
         }
     }
 
-    private func orderDifferences(on c: PostgresConnection, _ sink: Sink) throws {
-        var after = ""
-        while true {
-            let page = try c.query(Self.pageSQL, [.text(after), .int(Int64(OrderDocuments.version))])
-            if page.count == 0 { break }
-            let numbers = try (0..<page.count).map { try page.string($0, "merchant_order_no") }
-            after = numbers.last ?? after
-            let streams = try store.read(streams: numbers.map { "order-" + $0 }, on: c)
-            for (r, text) in numbers.enumerated() {
-                guard let no = try? MerchantOrderNo(stored: text),
-                      let stored = try? OrderState(storage: JSONValue.parse(stored: try page.string(r, "state"))) else {
-                    try sink.add("order \(text)", ["(unreadable)"], "order \(text): the read model row cannot be read")
-                    continue
-                }
-                let storedPaid = try page.value(r, "paid_recorded_us").flatMap(Int64.init).map(Timestamp.init(microseconds:))
-                guard let events = streams["order-" + text], !events.isEmpty else {
-                    try sink.add("order \(text)", ["(no events)"], "order \(text): in ledger.orders but has no events")
-                    continue
-                }
-                guard let (replayed, replayedPaid) = try replay(no, events, sink) else { continue }
-                // Every field that differs, so that a reducer change can be reviewed field by field.
-                var fields = stored == replayed ? [] : ReadModelDifference.stateFields(stored: stored, replayed: replayed)
-                if storedPaid != replayedPaid { fields.append("paid_recorded_at") }
-                fields += try columnDifferences(replayed, page, r)
-                fields += try documentDifferences(replayed, page, r)
-                guard !fields.isEmpty else { continue }
-                var text = "order \(text): \(fields.joined(separator: ", ")) differ from a replay of its events"
-                if stored.status != replayed.status {
-                    text += " (state.status \(stored.status.rawValue) stored, \(replayed.status.rawValue) replayed)"
-                }
-                try sink.add("order \(no.value)", fields, text)
-            }
+    /// One row of a page of `pageSQL` (order `text`) against a replay of its stream's events.
+    func compareOrder(_ text: String, _ page: QueryResult, _ r: Int, _ events: [StoredEvent], _ sink: Sink) throws {
+        guard let no = try? MerchantOrderNo(stored: text),
+              let stored = try? OrderState(storage: JSONValue.parse(stored: try page.string(r, "state"))) else {
+            try sink.add("order \(text)", ["(unreadable)"], "order \(text): the read model row cannot be read")
+            return
         }
-        // A stream's first event marks it once: the streams of orders that have no row.
-        let orphans = try c.query("""
-            SELECT substr(e.stream, 7) AS no FROM ledger.events e
-             WHERE e.stream_version = 1 AND e.stream LIKE 'order-%'
-               AND NOT EXISTS (SELECT 1 FROM ledger.orders o WHERE o.merchant_order_no = substr(e.stream, 7))
-             ORDER BY 1
-            """)
-        for r in 0..<orphans.count {
-            let no = try orphans.string(r, "no")
-            try sink.add("order \(no)", ["(no row)"], "order \(no): has events but no row in ledger.orders")
+        let storedPaid = try page.value(r, "paid_recorded_us").flatMap(Int64.init).map(Timestamp.init(microseconds:))
+        guard !events.isEmpty else {
+            try sink.add("order \(text)", ["(no events)"], "order \(text): in ledger.orders but has no events")
+            return
         }
+        guard let (replayed, replayedPaid) = try replay(no, events, sink) else { return }
+        // Every field that differs, so that a reducer change can be reviewed field by field.
+        var fields = stored == replayed ? [] : ReadModelDifference.stateFields(stored: stored, replayed: replayed)
+        if storedPaid != replayedPaid { fields.append("paid_recorded_at") }
+        fields += try columnDifferences(replayed, page, r)
+        fields += try documentDifferences(replayed, page, r)
+        guard !fields.isEmpty else { return }
+        var line = "order \(text): \(fields.joined(separator: ", ")) differ from a replay of its events"
+        if stored.status != replayed.status {
+            line += " (state.status \(stored.status.rawValue) stored, \(replayed.status.rawValue) replayed)"
+        }
+        try sink.add("order \(no.value)", fields, line)
     }
 
     /// An order's state folded from its stream, as the projection folds it; nil (and the
     /// event named to `sink`) when one of its events cannot be read back.
-    private func replay(_ no: MerchantOrderNo, _ events: [StoredEvent], _ sink: Sink) throws -> (OrderState, Timestamp?)? {
+    func replay(_ no: MerchantOrderNo, _ events: [StoredEvent], _ sink: Sink) throws -> (OrderState, Timestamp?)? {
         var model: (OrderState, Timestamp?) = (OrderState(merchantOrderNo: no), nil)
         for stored in events {
             let recorded: RecordedEvent

@@ -1,12 +1,19 @@
+import Foundation
 import LedgerCore
 import LedgerPostgres
 
-/// `ledger verify`: walks every event checking the hash chain, re-runs the reducer and
-/// compares the result with the read models, all in one snapshot.
+/// `ledger verify`: reads the log once (`EventLogScan`: a binary COPY in stream order),
+/// checking every link of the hash chain and every stored signature on one thread while
+/// another folds each order's stream and compares it with its read-model row, all in one
+/// snapshot shared by two connections.
 package struct Verification: Sendable {
     package init() {}
 
     package static let progressEvery: Int64 = 10_000
+    /// Events handed from the scanning thread to the folding one at a time, and how many
+    /// such batches may wait (memory stays bounded).
+    static let batchEvents = 1_000
+    static let waitingBatches = 8
 
     package struct Report: Sendable {
         package var events: Int64
@@ -19,33 +26,103 @@ package struct Verification: Sendable {
         package var streams: Int64
     }
 
-    /// The report of an intact chain; a broken one throws `MaintenanceError.chainBroken`.
+    /// The report of an intact chain; a broken one throws `MaintenanceError.chainBroken`,
+    /// naming its lowest broken position, once the scan has ended (the differences found
+    /// meanwhile have been handed out: they are a replay of the log as it is now).
     /// Each read-model difference goes to `each` as it is found (the order or enrollment
     /// and every field that differs), so memory does not grow with them.
-    /// With `signatures`, every signed event is checked again as the chain is walked.
+    /// With `signatures`, every signed event is checked again as the log is scanned.
     /// `progress` is told how many events have been checked, every `progressEvery`.
     package func run(on connection: PostgresConnection, signatures: SignatureRecheck? = nil,
                      progress: (Int64) -> Void = { _ in }, each: (ReadModelDifference) -> Void = { _ in }) throws -> Report {
-        var recheck = signatures
-        var walked: Int64 = 0
-        return try connection.readOnlySnapshot { c in
-            let verdict = try ChainVerifier().verify(on: c) { event in
-                try recheck?.check(event)
-                walked += 1
-                if walked % Self.progressEvery == 0 { progress(walked) }
-            }
-            switch verdict {
-            case .broken(let position, let reason):
-                throw MaintenanceError.chainBroken(position: position, reason)
-            case .intact(let events, let head):
-                var summary = DifferenceSummary()
-                try ReadModelCheck().check(on: c) { difference in
+        try connection.readOnlySnapshot { c in
+            let snapshot = try SharedSnapshot.export(from: c)
+            let scanner = try PostgresConnection(connectionString: c.connectionString)
+            defer { scanner.close() }
+            let handOff = BatchHandOff<StoredEvent>(capacity: Self.waitingBatches)
+            let scan = ScanThread(scanner: scanner, snapshot: snapshot, signatures: signatures, handOff: handOff)
+            Thread(block: scan.run).start()
+
+            var summary = DifferenceSummary()
+            var folded: Int64 = 0
+            try withoutActuallyEscaping(each) { each in
+                let orders = OrderStreamCheck(rowsOn: c) { difference in
                     summary.add(difference)
                     each(difference)
                 }
-                return Report(events: events, head: head, summary: summary, signatures: recheck,
-                              streams: try ReadModelCheck().rowCount(on: c))
+                do {
+                    while let batch = try handOff.take() {
+                        for event in batch {
+                            try orders.add(event)
+                            folded += 1
+                            if folded % Self.progressEvery == 0 { progress(folded) }
+                        }
+                    }
+                } catch {
+                    handOff.abandon()
+                    handOff.waitUntilEnded()
+                    throw error
+                }
+                try orders.finish()
             }
+            let (links, recheck) = scan.outcome()
+            if case .broken(let position, let reason) = links.verdict {
+                throw MaintenanceError.chainBroken(position: position, reason)
+            }
+            try ReadModelCheck().checkEnrollments(on: c) { difference in
+                summary.add(difference)
+                each(difference)
+            }
+            return Report(events: links.events, head: links.head, summary: summary, signatures: recheck,
+                          streams: try ReadModelCheck().rowCount(on: c))
         }
+    }
+}
+
+/// The scanning side of `Verification`, on a thread of its own with a connection of its
+/// own in the shared snapshot: each event's chain link and stored signature are checked,
+/// then the event is handed on to be folded.
+private final class ScanThread: @unchecked Sendable {
+    // @unchecked: `links` and `recheck` are written by the scanning thread only, and read
+    // by the folding thread only after `handOff` says the scan has ended.
+    let scanner: PostgresConnection
+    let snapshot: SharedSnapshot
+    let handOff: BatchHandOff<StoredEvent>
+    private var links = ChainLinkCheck()
+    private var recheck: SignatureRecheck?
+
+    init(scanner: PostgresConnection, snapshot: SharedSnapshot, signatures: SignatureRecheck?, handOff: BatchHandOff<StoredEvent>) {
+        self.scanner = scanner
+        self.snapshot = snapshot
+        self.recheck = signatures
+        self.handOff = handOff
+    }
+
+    func run() {
+        do {
+            try snapshot.join(on: scanner) { s in
+                var batch: [StoredEvent] = []
+                batch.reserveCapacity(Verification.batchEvents)
+                try EventLogScan().run(on: s) { event, previousHash in
+                    links.check(event, previousHash: previousHash)
+                    try recheck?.check(event)
+                    batch.append(event)
+                    if batch.count == Verification.batchEvents {
+                        try handOff.put(batch)
+                        batch.removeAll(keepingCapacity: true)
+                    }
+                }
+                if !batch.isEmpty { try handOff.put(batch) }
+            }
+            handOff.end(nil)
+        } catch {
+            handOff.end(error)
+        }
+    }
+
+    /// What the scan found; call once `handOff` has ended.
+    func outcome() -> (ChainLinkCheck, SignatureRecheck?) {
+        handOff.waitUntilEnded()
+        return (links, recheck)
     }
 }

@@ -1,0 +1,43 @@
+import LedgerCore
+
+/// The whole hash chain checked one link at a time, in any order: each event's hash
+/// recomputed (`ChainHash`) from its content and the stored hash of the position before
+/// it. Every link holding, with every position from 1 to the highest present, is the
+/// chain verified from genesis: so a scan in stream order (`EventLogScan`) verifies it
+/// as a walk in ledger order would, and names the same first broken position.
+package struct ChainLinkCheck: Sendable {
+    package private(set) var events: Int64 = 0
+    package private(set) var head: Int64 = 0
+    private var broken: (position: Int64, reason: String)?
+
+    package init() {}
+
+    /// Checks the link from the position before `event` (whose stored hash is
+    /// `previousHash`, nil when no event is stored there) to `event`.
+    package mutating func check(_ event: StoredEvent, previousHash: [UInt8]?) {
+        let p = event.position
+        events += 1
+        head = max(head, p)
+        if p < 1 {
+            found(p, "event \(p) has a position below 1: the log was altered")
+            return
+        }
+        if p > 1 && previousHash == nil {
+            found(p - 1, "event \(p - 1) is missing (the next stored position is \(p))")
+            return
+        }
+        if ChainHash.hash(previous: previousHash ?? ChainHash.genesis, event: event) != event.hash {
+            found(p, "event \(p) does not match its hash: its content or the chain before it was altered")
+        }
+    }
+
+    /// Once every event was checked: intact, or broken at the lowest position that failed.
+    package var verdict: ChainVerdict {
+        if let broken { return .broken(position: broken.position, reason: broken.reason) }
+        return .intact(events: events, head: head)
+    }
+
+    private mutating func found(_ position: Int64, _ reason: String) {
+        if broken == nil || position < broken!.position { broken = (position, reason) }
+    }
+}

@@ -1,0 +1,44 @@
+import LedgerCore
+
+/// Every event of the log, read once with a binary COPY, in stream order (each stream's
+/// events by version, the streams by name) and each with the stored hash of the position
+/// before it: what a fold of every stream needs, and all that checking each link of the
+/// hash chain needs (`ChainLinkCheck`), in one streamed read whose memory stays flat.
+package struct EventLogScan {
+    package init() {}
+
+    /// Hands each event, with the stored hash at its position - 1 (nil when there is no
+    /// such event), to `each`, in stream order. `each` runs while the COPY streams: it must
+    /// not use `connection`.
+    package func run(on connection: PostgresConnection,
+                     each: (StoredEvent, _ previousHash: [UInt8]?) throws -> Void) throws {
+        var reader = BinaryCopyReader()
+        try connection.copyOut(Self.sql) { piece in
+            try reader.read(piece) { row in
+                let event = try Self.event(row)
+                try each(event, row.bytes(13))
+            }
+        }
+        try reader.finish()
+    }
+
+    /// The columns ChainHash hashes, then the previous position's hash.
+    static let sql = """
+        COPY (SELECT e.position, e.event_id::text, e.stream, e.stream_version, e.type, e.source, e.payload::text,
+                     e.raw, e.metadata::text, e.idempotency_key, e.recorded_at, e.observed_at, e.hash, p.hash
+                FROM ledger.events e
+                LEFT JOIN ledger.events p ON p.position = e.position - 1
+               ORDER BY e.stream, e.stream_version)
+          TO STDOUT (FORMAT binary)
+        """
+
+    static func event(_ row: BinaryCopyRow) throws -> StoredEvent {
+        guard row.count == 14 else { throw PostgresError.unexpectedResult("the event scan returned \(row.count) columns") }
+        return StoredEvent(
+            position: try row.int64(0), eventID: row.string(1) ?? "", stream: row.string(2) ?? "",
+            streamVersion: Int(try row.int32(3)), type: row.string(4) ?? "", source: row.string(5) ?? "",
+            payloadJSON: row.string(6) ?? "", raw: row.bytes(7), metadataJSON: row.string(8) ?? "",
+            idempotencyKey: row.string(9) ?? "", recordedAt: try row.timestamp(10) ?? Timestamp(microseconds: 0),
+            observedAt: try row.timestamp(11) ?? Timestamp(microseconds: 0), hash: row.bytes(12) ?? [])
+    }
+}

@@ -1,0 +1,77 @@
+import LedgerCore
+
+/// The orders half of `ledger verify`'s read-model check, fed by a scan of the log in
+/// stream order (`EventLogScan`): each order stream's events, once complete, are folded
+/// and compared with its row of ledger.orders (`ReadModelCheck.compareOrder`). The rows
+/// are read a page at a time in the same order (both are sorted by bytes: the stream and
+/// the order number are in the "C" collation), so the two are merged as they come, and
+/// memory holds one stream and one page.
+package final class OrderStreamCheck {
+    private let connection: PostgresConnection
+    private let check = ReadModelCheck()
+    private let sink: ReadModelCheck.Sink
+    private var stream = ""
+    private var events: [StoredEvent] = []
+    private var page: QueryResult?
+    private var row = 0
+    private var pageEnded = false
+    private var after = ""
+
+    /// `connection`: where the order rows are read (in the scan's snapshot, not the scan's
+    /// own connection, which is busy with its COPY). Each difference goes to `each`.
+    package init(rowsOn connection: PostgresConnection, each: @escaping (ReadModelDifference) throws -> Void) {
+        self.connection = connection
+        sink = ReadModelCheck.Sink(each: each)
+    }
+
+    /// The next event of the scan (events of other streams than orders' are passed over).
+    package func add(_ event: StoredEvent) throws {
+        if event.stream != stream {
+            try streamEnded()
+            stream = event.stream
+        }
+        if stream.hasPrefix(MerchantOrderNo.streamPrefix) { events.append(event) }
+    }
+
+    /// The scan has ended: the last stream, then the rows that no stream reached.
+    package func finish() throws {
+        try streamEnded()
+        while let (text, _, _) = try currentRow() {
+            try sink.add("order \(text)", ["(no events)"], "order \(text): in ledger.orders but has no events")
+            row += 1
+        }
+    }
+
+    private func streamEnded() throws {
+        defer { events.removeAll(keepingCapacity: true) }
+        guard !events.isEmpty else { return }
+        let no = String(stream.dropFirst(MerchantOrderNo.streamPrefix.count))
+        // Rows before this stream's order have no events.
+        while let (text, page, r) = try currentRow() {
+            if text == no {
+                try check.compareOrder(text, page, r, events, sink)
+                row += 1
+                return
+            }
+            guard text.utf8.lexicographicallyPrecedes(no.utf8) else { break }
+            try sink.add("order \(text)", ["(no events)"], "order \(text): in ledger.orders but has no events")
+            row += 1
+        }
+        try sink.add("order \(no)", ["(no row)"], "order \(no): has events but no row in ledger.orders")
+    }
+
+    /// The row at the merge's place, reading the next page when this one is used up.
+    private func currentRow() throws -> (String, QueryResult, Int)? {
+        if let page, row < page.count { return (try page.string(row, "merchant_order_no"), page, row) }
+        if pageEnded { return nil }
+        let next = try connection.query(ReadModelCheck.pageSQL, [.text(after), .int(Int64(OrderDocuments.version))])
+        page = next
+        row = 0
+        guard next.count > 0 else {
+            pageEnded = true
+            return nil
+        }
+        after = try next.string(next.count - 1, "merchant_order_no")
+        return (try next.string(0, "merchant_order_no"), next, 0)
+    }
+}
