@@ -87,8 +87,9 @@ package final class ExportSession {
             }
             var out = [UInt8]()
             out.reserveCapacity(rows.count * 320)
+            let columns = kind.columns   // made once a chunk, not once a row
             for row in rows {
-                format.append(row.cells, columns: kind.columns, to: &out)
+                format.append(row.cells, columns: columns, to: &out)
                 manifest.counted(row)
             }
             manifest.wrote(out)
