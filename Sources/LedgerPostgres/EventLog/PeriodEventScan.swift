@@ -20,9 +20,13 @@ package struct PeriodEventScan {
     /// The first and last position recorded in the period, in the caller's snapshot; nil
     /// when nothing was.
     package func bounds(on c: PostgresConnection) throws -> ClosedRange<Int64>? {
+        // OFFSET 0 keeps min and max from becoming walks of the primary key from either end
+        // (through every event outside the period): the period's pages come from the BRIN
+        // index on recorded_at, as the rows' own selection did.
         let r = try c.query("""
-            SELECT min(position) AS first, max(position) AS last FROM ledger.events
-             WHERE recorded_at >= ledger.from_micros($1) AND recorded_at < ledger.from_micros($2)
+            SELECT min(position) AS first, max(position) AS last
+              FROM (SELECT position FROM ledger.events
+                     WHERE recorded_at >= ledger.from_micros($1) AND recorded_at < ledger.from_micros($2) OFFSET 0) AS period
             """, [.int(from.microseconds), .int(to.microseconds)])
         guard r.count == 1, let first = try r.value(0, "first").flatMap(Int64.init),
               let last = try r.value(0, "last").flatMap(Int64.init) else { return nil }
