@@ -34,7 +34,7 @@ package final class ExportSession {
     private let connection: PostgresConnection
     private var manifest: ExportManifest
     private var head: (position: Int64, hash: [UInt8]) = (0, [])
-    private var statuses: StatusTracker
+    private let cachedStreams: Int
     private var state = Phase.fresh
     private var events: ExportFeed<PeriodEvent>?
     private var orders: ExportFeed<PaidOrderScan.Row>?
@@ -50,7 +50,7 @@ package final class ExportSession {
     /// `cachedStreams`: how many order states an events export keeps (memory stays bounded).
     package init(kind: ExportKind, from: Timestamp, to: Timestamp, format: ExportFormat, connection: PostgresConnection,
          cachedStreams: Int = ExportSession.defaultCachedStreams) {
-        statuses = StatusTracker(capacity: cachedStreams)
+        self.cachedStreams = cachedStreams
         self.kind = kind
         self.from = from
         self.to = to
@@ -135,9 +135,20 @@ package final class ExportSession {
         case .events:
             let scan = PeriodEventScan(from: from, to: to)
             guard let period = try scan.bounds(on: connection) else { return }
-            let head = self.head.position
+            let head = self.head.position, beside = self.beside!, cachedStreams = self.cachedStreams
             events = ExportFeed { put in
-                var batch = Batches<PeriodEvent>(size: batchRows, put: put)
+                // Each batch's statuses are folded on this thread before it goes (the session
+                // formats the batch before), so the work splits about evenly between the two.
+                var statuses = StatusTracker(capacity: cachedStreams)
+                let replay: StatusTracker.Replay = { streams, below in try beside.earlierEvents(of: streams, below: below) }
+                var batch = Batches<PeriodEvent>(size: batchRows) { items in
+                    try statuses.prepare(for: items, replay: replay)
+                    for item in items {
+                        // Events of the run recorded outside the period are folded, not shown.
+                        item.statusAfter = try statuses.after(try item.recorded.get(), stored: item.stored, replay: replay)
+                    }
+                    try put(items)
+                }
                 var links = ChainRunCheck(period: period, head: head)
                 // An event goes out once the link after it held too.
                 var held: PeriodEvent?
@@ -188,19 +199,14 @@ package final class ExportSession {
             }
         case .events:
             guard let batch = try events?.next() else { return nil }
-            let replay: StatusTracker.Replay = { [beside] streams, below in try beside!.earlierEvents(of: streams, below: below) }
-            try statuses.prepare(for: batch, replay: replay)
             var rows = [ExportRow]()
             rows.reserveCapacity(batch.count)
-            for item in batch {
+            for item in batch where item.inPeriod {
                 let stored = item.stored, recorded = try item.recorded.get()
-                // Events of the run recorded outside the period are folded, not shown.
-                let statusAfter = try statuses.after(recorded, stored: stored, replay: replay)
-                guard item.inPeriod else { continue }
                 rows.append(ExportRow(event: ExportedEvent(
                     position: stored.position, recordedAt: stored.recordedAt, observedAt: stored.observedAt,
                     stream: stored.stream, type: stored.type, source: stored.source, eventID: stored.eventID,
-                    hash: stored.hash, event: recorded.event, statusAfter: statusAfter)))
+                    hash: stored.hash, event: recorded.event, statusAfter: item.statusAfter)))
             }
             return rows
         }
@@ -231,11 +237,15 @@ package final class ExportSession {
 
 /// An event of the run an events export reads, its canonical form (made on the reading
 /// thread; a failure is the export's when it comes to the event), and whether it was
-/// recorded in the period. A class: batches pass it on without copying its many fields.
-final class PeriodEvent: Sendable {
+/// recorded in the period, with its order's status after it. A class: batches pass it on
+/// without copying its many fields.
+final class PeriodEvent: @unchecked Sendable {
+    // @unchecked: `statusAfter` is set by the reading thread before the event is handed
+    // out, and only read after.
     let stored: StoredEvent
     let recorded: Result<RecordedEvent, Error>
     let inPeriod: Bool
+    var statusAfter: OrderStatus?
 
     init(_ stored: StoredEvent, inPeriod: Bool) {
         self.stored = stored
