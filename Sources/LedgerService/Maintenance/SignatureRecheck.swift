@@ -33,9 +33,26 @@ package struct SignatureRecheck: Sendable {
         self.init(web3Keys: configuration.web3APIKeys, banxaSecrets: configuration.banxaAPISecrets)
     }
 
+    private static let signedWithKey = Array("\"signedWith\"".utf8)
+
+    /// Whether the metadata's text holds the key `"signedWith"` (bytes compared, no parse).
+    static func mentionsSignedWith(_ metadata: String) -> Bool {
+        let key = signedWithKey
+        let utf8 = metadata.utf8
+        return utf8.withContiguousStorageIfAvailable { bytes -> Bool in
+            guard bytes.count >= key.count else { return false }
+            var i = 0
+            while i <= bytes.count - key.count {
+                if bytes[i] == key[0] && bytes[i + 1] == key[1] && zip(bytes[i..<i + key.count], key).allSatisfy({ $0 == $1 }) { return true }
+                i += 1
+            }
+            return false
+        } ?? metadata.contains("\"signedWith\"")
+    }
+
     /// Checks one stored event; events not verified by a signature are passed over.
     package mutating func check(_ event: StoredEvent) throws {
-        guard event.metadataJSON.contains("\"signedWith\"") else { return }   // most events: no parse
+        guard Self.mentionsSignedWith(event.metadataJSON) else { return }   // most events: no parse
         let metadata = try JSONValue.parse(stored: event.metadataJSON)
         guard metadata["verifiedBy"]?.stringValue == "signature", let signedWith = metadata["signedWith"] else { return }
         guard let provider = StoredSignature.provider(of: signedWith) else {
