@@ -15,10 +15,11 @@ package struct EventLogScan {
                      each: (StoredEvent, _ previousHash: [UInt8]?) throws -> Void) throws {
         // Stream from the first row: the events in the order of their (stream, version)
         // index, each joined to its predecessor by the primary key. A sort (or a hash join,
-        // which then needs one) would hold every row back until the whole log was sorted.
+        // which then needs one) would hold every row back until the whole log was sorted;
+        // parallel workers would spend the cores the readers of the stream need.
         try connection.query("""
             SELECT set_config('enable_sort', 'off', true), set_config('enable_hashjoin', 'off', true),
-                   set_config('enable_mergejoin', 'off', true)
+                   set_config('enable_mergejoin', 'off', true), set_config('max_parallel_workers_per_gather', '0', true)
             """)
         var reader = BinaryCopyReader()
         try connection.copyOut(Self.sql) { piece in

@@ -37,17 +37,18 @@ package struct SignatureRecheck: Sendable {
 
     /// Whether the metadata's text holds the key `"signedWith"` (bytes compared, no parse).
     static func mentionsSignedWith(_ metadata: String) -> Bool {
-        let key = signedWithKey
-        let utf8 = metadata.utf8
-        return utf8.withContiguousStorageIfAvailable { bytes -> Bool in
+        var text = metadata
+        return text.withUTF8 { bytes -> Bool in
+            let key = signedWithKey
             guard bytes.count >= key.count else { return false }
             var i = 0
-            while i <= bytes.count - key.count {
-                if bytes[i] == key[0] && bytes[i + 1] == key[1] && zip(bytes[i..<i + key.count], key).allSatisfy({ $0 == $1 }) { return true }
+            let last = bytes.count - key.count
+            while i <= last {
+                if bytes[i] == 0x22 && bytes[i + 1] == 0x73 && bytes[i ..< i + key.count].elementsEqual(key) { return true }
                 i += 1
             }
             return false
-        } ?? metadata.contains("\"signedWith\"")
+        }
     }
 
     /// Checks one stored event; events not verified by a signature are passed over.
