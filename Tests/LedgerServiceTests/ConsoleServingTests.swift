@@ -34,7 +34,7 @@ final class ConsoleServingTests {
 
     @Test("the app's own pages answer with index.html", arguments: [
         "/console/", "/console/orders/ORD-1", "/console/orders/A.b_c:d-1", "/console/orders/NOPE-404", "/console/quarantine",
-        "/console/ledger", "/console/search",
+        "/console/ledger", "/console/search", "/console/no/such/page",
     ])
     func appPages(_ path: String) throws {
         let reply = try ledger.client.get(path)

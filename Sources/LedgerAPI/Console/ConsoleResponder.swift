@@ -31,6 +31,9 @@ struct ConsoleResponder: Sendable {
             return Self.serve(page)
         case .file(let name):
             guard let file = files.files[name] else {
+                // A path that names no file type is a page of the app (it says "no such page"
+                // in words); a missing file is a 404.
+                if !(name.split(separator: "/").last ?? "").contains(".") { return answer(.appPage) }
                 return .problem(status: 404, title: "Not found", detail: "the console has no file \(name)")
             }
             return Self.serve(file)
