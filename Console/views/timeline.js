@@ -5,8 +5,11 @@
 import { s } from '../dom.js';
 import { STATUSES, SOURCE_WORDS, shortTime } from '../format.js';
 
+/** Lane names short enough for the gutter; the detail uses SOURCE_WORDS. */
+const LANE_LABELS = { webhook: 'webhook', query: 'query', operator: 'operator', client: 'client (SDK)' };
+
 export const LANES = ['webhook', 'query', 'operator', 'client'];
-const LEFT = 150, RIGHT = 24, BAND_Y = 6, BAND_H = 24, LANE_TOP = 44, LANE_H = 46, AXIS_H = 34;
+const LEFT = 110, RIGHT = 24, BAND_Y = 6, BAND_H = 24, LANE_TOP = 44, LANE_H = 46, AXIS_H = 34;
 /** Marks closer than this (px) in one lane become one group. */
 const GROUP_PX = 16;
 /** Observed and recorded times "differ" when they are at least this far apart. */
@@ -36,7 +39,7 @@ export function drawTimeline(events, { width, conflicts = new Set(), onOpen }) {
     const y = laneY(source);
     svg.append(s('g', { class: 'lane' },
       s('line', { x1: LEFT, x2: width - RIGHT, y1: y, y2: y, class: 'lane-line' }),
-      s('text', { x: 8, y: y + 4, class: 'lane-label' }, SOURCE_WORDS[source] || source)));
+      s('text', { x: 8, y: y + 4, class: 'lane-label' }, s('title', {}, SOURCE_WORDS[source] || source), LANE_LABELS[source] || source)));
   }
   svg.append(axis(t0, t1, x, LANE_TOP + LANES.length * LANE_H + 4, width));
 
@@ -82,6 +85,8 @@ function band(events, x, width, t1) {
     g.append(s('rect', { x: x0, y: BAND_Y, width: x1 - x0, height: BAND_H, class: `band-rect status-${code}` },
       s('title', {}, `${words} from ${shortTime(ordered[i].recordedAt)}${j + 1 < ordered.length ? ' to ' + shortTime(ordered[j + 1].recordedAt) : ' on'}`)));
     if (x1 - x0 > 70) g.append(s('text', { x: x0 + 6, y: BAND_Y + 16, class: 'band-label' }, words));
+    // The status now, when its stretch is too short for its name (events recorded close together at the end).
+    else if (j + 1 === ordered.length) g.append(s('text', { x: x0 - 6, y: BAND_Y + 16, class: 'band-label-outside', 'text-anchor': 'end' }, `now ${words} →`));
     i = j + 1;
   }
   return g;
