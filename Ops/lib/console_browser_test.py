@@ -105,6 +105,10 @@ def seed():
     # COR-1: awaiting payment, for the auditor's correction.
     register("COR-1")
 
+    # PAGE-00..29: more orders than one page of search results holds.
+    for n in range(30):
+        register(f"PAGE-{n:02d}", provider="pagepay")
+
     # BIG-400: a week of polling, 400 events in all.
     register("BIG-400", provider="acmepay")
     start = datetime.now(timezone.utc) - timedelta(days=7)
@@ -193,10 +197,52 @@ def search(browser):
     c.page.click("#search-form button[type=submit]")
     expect(c.page.locator("#no-results")).to_be_visible()
     c.page.fill("#f-q", "")
-    c.page.select_option("#f-status", "1")
+    c.page.select_option("#f-status", "3")
     c.page.click("#search-form button[type=submit]")
-    expect(c.page.locator("#orders-table tbody tr[data-order='COR-1']")).to_have_count(1)
-    expect(c.page.locator("#orders-table tbody tr[data-order='OOO-1']")).to_have_count(0)
+    expect(c.page.locator("#orders-table tbody tr[data-order='OOO-1']")).to_have_count(1)
+    expect(c.page.locator("#orders-table tbody tr[data-order='COR-1']")).to_have_count(0)
+    c.page.select_option("#f-status", "")
+    c.page.select_option("#f-attention", "true")
+    c.page.click("#search-form button[type=submit]")
+    expect(c.page.locator("#orders-table tbody tr")).to_have_count(1)
+    expect(c.page.locator("#orders-table tbody tr").first).to_contain_text("attention")
+    c.close()
+
+
+@check("search pages through results with the keyset cursor, newest update first")
+def search_pages(browser):
+    c = Console(browser)
+    c.sign_in(TOKENS["support"])
+    c.page.fill("#f-provider", "pagepay")
+    c.page.click("#search-form button[type=submit]")
+    rows = c.page.locator("#orders-table tbody tr")
+    expect(rows).to_have_count(25)
+    first = rows.evaluate_all("rs => rs.map(r => r.dataset.order)")
+    c.page.click("#next-page")
+    expect(rows).to_have_count(5)
+    second = rows.evaluate_all("rs => rs.map(r => r.dataset.order)")
+    assert not set(first) & set(second) and len(set(first) | set(second)) == 30, (first, second)
+    assert first[0] == "PAGE-29" and second[-1] == "PAGE-00", (first[0], second[-1])
+    expect(c.page.locator("#next-page")).to_have_count(0)
+    c.close()
+
+
+@check("errors are named in words: 503 with its Retry-After, and an unreachable ledger")
+def errors_in_words(browser):
+    c = Console(browser)
+    c.sign_in(TOKENS["support"])
+    problem = json.dumps({"type": "about:blank", "title": "Service unavailable", "status": 503, "detail": "the database cannot be reached"})
+    c.page.route("**/v1/orders/OOO-1", lambda route: route.fulfill(
+        status=503, headers={"Retry-After": "7", "Content-Type": "application/problem+json"}, body=problem))
+    c.page.goto(BASE + "/console/orders/OOO-1")
+    alert = c.page.locator("[role=alert]")
+    expect(alert).to_contain_text("unavailable")
+    expect(alert).to_contain_text("Try again in 7 s")
+    expect(alert.locator("a[href='/console/']")).to_be_visible()
+    c.page.unroute("**/v1/orders/OOO-1")
+    c.page.route("**/v1/orders?*", lambda route: route.abort())
+    c.page.goto(BASE + "/console/")
+    expect(c.page.locator("#results")).to_contain_text("cannot be reached")
     c.close()
 
 
