@@ -13,10 +13,15 @@ import { failed } from './views/states.js';
 const view = document.getElementById('view');
 let pendingMessage = null;
 
+/** A path segment decoded; a malformed escape stays as written (and finds no page). */
+function safeDecode(segment) {
+  try { return decodeURIComponent(segment); } catch { return segment; }
+}
+
 /** The page for a path under /console/. */
 function route(pathname) {
   const rest = pathname.replace(/^\/console\/?/, '');
-  const parts = rest.split('/').filter(Boolean).map(decodeURIComponent);
+  const parts = rest.split('/').filter(Boolean).map(safeDecode);
   if (parts.length === 0 || (parts[0] === 'search' && parts.length === 1)) return { page: 'search' };
   if (parts[0] === 'orders' && parts.length === 2) return { page: 'order', no: parts[1] };
   if (parts[0] === 'quarantine' && parts.length === 1) return { page: 'quarantine', auditor: true };

@@ -13,6 +13,21 @@ export function statusBadge(code, name) {
   return h('span', { class: `badge status-${code}`, title: `status ${code}: ${name || words}` }, `${words} (${code})`);
 }
 
+/**
+ * A time as microseconds since the epoch, read as the API reads `asOf`: RFC 3339, or a date
+ * (midnight UTC), or a date and time without a zone (UTC). NaN when it is none of these.
+ * Microseconds, because recorded times have them and milliseconds would merge two events.
+ */
+export function timeMicros(value) {
+  let text = String(value).trim().replace(' ', 'T');
+  if (/^\d{4}-\d{2}-\d{2}$/.test(text)) text += 'T00:00:00Z';
+  else if (!/(Z|z|[+-]\d{2}:\d{2})$/.test(text)) text += 'Z';
+  const m = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d+))?(Z|z|[+-]\d{2}:\d{2})$/.exec(text);
+  if (!m) return NaN;
+  const seconds = Date.parse(m[1] + (m[3] === 'z' ? 'Z' : m[3]));
+  return seconds * 1000 + Number((m[2] || '').padEnd(6, '0').slice(0, 6));
+}
+
 /** "2026-11-01 12:00:03 UTC", with the exact RFC 3339 value as a tooltip. */
 export function time(value) {
   if (!value) return h('span', { class: 'none' }, '—');

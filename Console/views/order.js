@@ -5,7 +5,7 @@
 import { h, replace } from '../dom.js';
 import { api, seg } from '../api.js';
 import {
-  amount, clientSignalWords, conflictWords, statusBadge, text, time, yesNo, shortTime,
+  amount, clientSignalWords, conflictWords, statusBadge, text, time, timeMicros, yesNo, shortTime,
 } from '../format.js';
 import * as session from '../session.js';
 import { jsonView } from '../json-view.js';
@@ -50,8 +50,9 @@ function setAsOf(no, value) {
 
 function draw(page, no, asOf, order, timeline) {
   const started = performance.now();
-  const cutoff = asOf ? Date.parse(asOf) : Infinity;
-  const events = timeline.events.filter((e) => Date.parse(e.recordedAt) <= cutoff);
+  // The events asOf folds: those recorded at or before it.
+  const cutoff = asOf ? timeMicros(asOf) : Infinity;
+  const events = timeline.events.filter((e) => timeMicros(e.recordedAt) <= cutoff);
   const hidden = timeline.events.length - events.length;
   const conflicts = new Set((order.conflicts || []).map((c) => c.position));
   const panel = h('aside', { class: 'detail', id: 'event-detail', hidden: true, 'aria-live': 'polite' });
@@ -120,7 +121,7 @@ function asOfControl(no, asOf) {
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     const value = input.value.trim();
-    if (value && Number.isNaN(Date.parse(value))) { input.setCustomValidity('Not a time: write it as 2026-11-01T12:00:00Z'); input.reportValidity(); return; }
+    if (value && Number.isNaN(timeMicros(value))) { input.setCustomValidity('Not a time: write it as 2026-11-01T12:00:00Z'); input.reportValidity(); return; }
     input.setCustomValidity('');
     setAsOf(no, value || null);
   });
