@@ -9,9 +9,18 @@ package struct EventLogScan {
 
     /// Hands each event, with the stored hash at its position - 1 (nil when there is no
     /// such event), to `each`, in stream order. `each` runs while the COPY streams: it must
-    /// not use `connection`.
+    /// not use `connection`. Run it in a transaction (its planner settings are the
+    /// transaction's).
     package func run(on connection: PostgresConnection,
                      each: (StoredEvent, _ previousHash: [UInt8]?) throws -> Void) throws {
+        // Stream from the first row: the events in the order of their (stream, version)
+        // index, each joined to its predecessor by the primary key. A sort (or a hash join,
+        // which then needs one) would hold every row back until the whole log was sorted;
+        // parallel workers would spend the cores the readers of the stream need.
+        try connection.query("""
+            SELECT set_config('enable_sort', 'off', true), set_config('enable_hashjoin', 'off', true),
+                   set_config('enable_mergejoin', 'off', true), set_config('max_parallel_workers_per_gather', '0', true)
+            """)
         var reader = BinaryCopyReader()
         try connection.copyOut(Self.sql) { piece in
             try reader.read(piece) { row in
