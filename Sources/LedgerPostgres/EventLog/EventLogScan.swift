@@ -24,8 +24,8 @@ package struct EventLogScan {
         var reader = BinaryCopyReader()
         try connection.copyOut(Self.sql) { piece in
             try reader.read(piece) { row in
-                let event = try Self.event(row)
-                try each(event, row.bytes(13))
+                guard row.count == 14 else { throw PostgresError.unexpectedResult("the event scan returned \(row.count) columns") }
+                try each(try StoredEvent(copyRow: row), row.bytes(13))
             }
         }
         try reader.finish()
@@ -40,14 +40,4 @@ package struct EventLogScan {
                ORDER BY e.stream, e.stream_version)
           TO STDOUT (FORMAT binary)
         """
-
-    static func event(_ row: BinaryCopyRow) throws -> StoredEvent {
-        guard row.count == 14 else { throw PostgresError.unexpectedResult("the event scan returned \(row.count) columns") }
-        return StoredEvent(
-            position: try row.int64(0), eventID: row.string(1) ?? "", stream: row.string(2) ?? "",
-            streamVersion: Int(try row.int32(3)), type: row.string(4) ?? "", source: row.string(5) ?? "",
-            payloadJSON: row.string(6) ?? "", raw: row.bytes(7), metadataJSON: row.string(8) ?? "",
-            idempotencyKey: row.string(9) ?? "", recordedAt: try row.timestamp(10) ?? Timestamp(microseconds: 0),
-            observedAt: try row.timestamp(11) ?? Timestamp(microseconds: 0), hash: row.bytes(12) ?? [])
-    }
 }
