@@ -12,7 +12,7 @@ log() { printf '[ops] %s\n' "$*" >&2; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 ensure_packages() {
-  local wanted=(libpq-dev libssl-dev libmicrohttpd-dev libjemalloc-dev libcurl4 pkg-config postgresql-15 postgresql-contrib wrk curl openssl nginx time python3-venv)
+  local wanted=(libpq-dev libssl-dev libmicrohttpd-dev libjemalloc-dev libcurl4 pkg-config postgresql-15 postgresql-contrib wrk curl openssl nginx time python3-venv chromium)
   local missing=()
   for p in "${wanted[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -13,11 +13,15 @@ struct APIHandler: Sendable {
     let router: Router
     /// The bytes of API/openapi.json, read once at start and served as they are.
     let openAPIDocument: OpenAPIDocument
+    /// The support console's files, answered under /console (not an API route: no token, no JSON).
+    let console: ConsoleResponder
     let authenticator: Authenticator
     let ingestion: Ingestion
     let queries: OrderQueries
     /// The signed notes, read through the same pool as the other inline reads.
     var checkpoints: CheckpointQueries { CheckpointQueries(pool: queries.pool) }
+    /// The rejected deliveries, read through the same pool.
+    var quarantine: QuarantineQueries { QuarantineQueries(pool: queries.pool) }
     /// Where GET /v1/orders/{no} (without asOf) reads its document.
     let documents: DocumentBatcher
     let operations: Operations
@@ -29,6 +33,7 @@ struct APIHandler: Sendable {
     /// True for requests of quick read routes, and for requests no route matches (answered at
     /// once): the server runs these on its polling thread.
     func runsInline(_ request: HTTPRequest) -> Bool {
+        if ConsoleRequest.covers(request.path) { return true }   // answered from memory
         guard let (route, _) = Route.match(method: request.method, path: request.path, in: router) else { return true }
         if Self.readsBatched(route, request) { return false }   // deferred: see startDeferred
         return route.inline
@@ -130,6 +135,7 @@ struct APIHandler: Sendable {
     }
 
     func handle(_ request: HTTPRequest) -> HTTPResponse {
+        if ConsoleRequest.covers(request.path) { return console.respond(method: request.method, path: request.path) }
         switch Route.resolve(request, in: router) {
         case .refused(let response):
             return response
@@ -203,6 +209,11 @@ struct APIHandler: Sendable {
         case .ledgerCheckpoints:
             let page = try CheckpointQueries.page(after: request.query["after"], limit: request.query["limit"])
             return json(200, try checkpoints.list(after: page.after, limit: page.limit), masked: false)
+        case .quarantineList:
+            let page = try QuarantineQueries.page(before: request.query["before"], limit: request.query["limit"])
+            return json(200, try quarantine.list(before: page.before, limit: page.limit), masked: false)
+        case .quarantineDelivery:
+            return json(200, try quarantine.delivery(try QuarantineQueries.id(parameters["id"] ?? "")), masked: false)
         case .exportOrders:
             return try exports.response(.orders, query: request.query)
         case .exportEvents:

@@ -17,7 +17,8 @@ public final class LedgerApplication: Sendable {
     var metricsRegistry: MetricsRegistry { runtime.metricsRegistry }
 
     public init(configuration: LedgerConfiguration, logger: Logger, migrator: Migrator? = nil,
-                openAPIDocument: OpenAPIDocument, poolSize: Int = 16, signer: CheckpointSigner? = nil) {
+                openAPIDocument: OpenAPIDocument, console: ConsoleFiles? = nil, poolSize: Int = 16,
+                signer: CheckpointSigner? = nil) {
         let http = configuration.http
         self.configuration = configuration
         self.logger = logger
@@ -33,6 +34,7 @@ public final class LedgerApplication: Sendable {
         let handler = APIHandler(
             router: router,
             openAPIDocument: openAPIDocument,
+            console: ConsoleResponder(files: console),
             authenticator: runtime.authenticator,
             ingestion: runtime.ingestion,
             queries: runtime.queries,
@@ -44,7 +46,10 @@ public final class LedgerApplication: Sendable {
             clock: { Timestamp.now() })
         let instrumentation = HTTPInstrumentation(metrics: runtime.metricsRegistry)
         self.server = HTTPServer(configuration: http, logger: logger,
-                                 observer: instrumentation.observer(logger: logger, router: router),
+                                 observer: instrumentation.observer(logger: logger) { request in
+                                     // The console's files share one label, so its paths add no series.
+                                     ConsoleRequest.covers(request.path) ? "console" : router.label(method: request.method, path: request.path)
+                                 },
                                  runsInline: { handler.runsInline($0) },
                                  deferred: { handler.startDeferred($0, $1) },
                                  handler: { handler.handle($0) })

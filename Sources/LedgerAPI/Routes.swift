@@ -22,6 +22,8 @@ enum Route: String, CaseIterable, Sendable {
     case correctOrder = "correct_order"
     case ledgerHead = "ledger_head"
     case ledgerCheckpoints = "ledger_checkpoints"
+    case quarantineList = "quarantine_list"
+    case quarantineDelivery = "quarantine_delivery"
     case exportOrders = "export_orders"
     case exportEvents = "export_events"
     /// The companion routes of the exports: their manifests, signed when a key is set (README, *Signed exports*).
@@ -37,8 +39,8 @@ enum Route: String, CaseIterable, Sendable {
         case .webhookWeb3, .webhookBanxa, .registerOrder, .observeOrder, .orderClientEvent, .enrollmentClientEvent,
              .mintClientToken, .mintEnrollmentClientToken, .correctOrder:
             "POST"
-        case .listOrders, .getOrder, .orderEvents, .ledgerHead, .ledgerCheckpoints, .exportOrders, .exportEvents,
-             .exportOrdersManifest, .exportEventsManifest, .healthz, .readyz, .metrics, .openapi:
+        case .listOrders, .getOrder, .orderEvents, .ledgerHead, .ledgerCheckpoints, .quarantineList, .quarantineDelivery,
+             .exportOrders, .exportEvents, .exportOrdersManifest, .exportEventsManifest, .healthz, .readyz, .metrics, .openapi:
             "GET"
         }
     }
@@ -58,6 +60,8 @@ enum Route: String, CaseIterable, Sendable {
         case .correctOrder: "/v1/orders/{no}/corrections"
         case .ledgerHead: "/v1/ledger/head"
         case .ledgerCheckpoints: "/v1/ledger/checkpoints"
+        case .quarantineList: "/v1/quarantine"
+        case .quarantineDelivery: "/v1/quarantine/{id}"
         case .exportOrders: "/v1/exports/orders"
         case .exportEvents: "/v1/exports/events"
         case .exportOrdersManifest: "/v1/exports/orders/manifest"
@@ -79,7 +83,7 @@ enum Route: String, CaseIterable, Sendable {
         case .listOrders, .orderEvents: [.support, .auditor]
         case .getOrder: [.support, .auditor, .ingest]
         case .orderClientEvent, .enrollmentClientEvent: [.ingest, .client]
-        case .correctOrder, .ledgerHead, .ledgerCheckpoints: [.auditor]
+        case .correctOrder, .ledgerHead, .ledgerCheckpoints, .quarantineList, .quarantineDelivery: [.auditor]
         case .exportOrders, .exportEvents, .exportOrdersManifest, .exportEventsManifest: [.accountant, .auditor]
         }
     }
@@ -91,7 +95,9 @@ enum Route: String, CaseIterable, Sendable {
     /// *How requests run*); the rest run on workers.
     var inline: Bool {
         switch self {
-        case .listOrders, .getOrder, .orderEvents, .ledgerHead, .ledgerCheckpoints, .healthz, .metrics, .openapi: true
+        case .listOrders, .getOrder, .orderEvents, .ledgerHead, .ledgerCheckpoints, .quarantineList, .quarantineDelivery,
+             .healthz, .metrics, .openapi:
+            true
         case .webhookWeb3, .webhookBanxa, .registerOrder, .observeOrder, .orderClientEvent, .enrollmentClientEvent,
              .mintClientToken, .mintEnrollmentClientToken, .correctOrder, .exportOrders, .exportEvents,
              .exportOrdersManifest, .exportEventsManifest, .readyz:
@@ -106,7 +112,8 @@ enum Route: String, CaseIterable, Sendable {
         case .healthz, .metrics, .openapi: false
         case .webhookWeb3, .webhookBanxa, .registerOrder, .listOrders, .getOrder, .orderEvents, .observeOrder,
              .orderClientEvent, .enrollmentClientEvent, .mintClientToken, .mintEnrollmentClientToken, .correctOrder,
-             .ledgerHead, .ledgerCheckpoints, .exportOrders, .exportEvents, .exportOrdersManifest, .exportEventsManifest, .readyz:
+             .ledgerHead, .ledgerCheckpoints, .quarantineList, .quarantineDelivery, .exportOrders, .exportEvents,
+             .exportOrdersManifest, .exportEventsManifest, .readyz:
             true
         }
     }

@@ -26,10 +26,12 @@ public struct ExportManifest: Sendable {
         rows += 1
         if let p = row.position { highestPosition = max(highestPosition ?? p, p) }
         guard let asset = row.asset else { return }
-        var entry = totals[asset] ?? (0, .zero)
-        entry.rows += 1
-        if let text = row.amount, let amount = ExactDecimal(text) { entry.amount += amount }
-        totals[asset] = entry
+        let amount = row.amount.flatMap(ExactDecimal.init)
+        func add(_ entry: inout (rows: Int64, amount: ExactDecimal)) {
+            entry.rows += 1
+            if let amount { entry.amount += amount }
+        }
+        add(&totals[asset, default: (0, .zero)])   // in place: one lookup of the asset a row, not two
     }
 
     /// The file's SHA-256, once every byte was written (asking again gives the same).

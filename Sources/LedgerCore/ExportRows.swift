@@ -25,15 +25,18 @@ public struct ExportRow: Sendable, Hashable {
     public var position: Int64?
 
     /// An order as it stood at the end of the period.
-    public init(order s: OrderState) {
-        cells = [.text(s.merchantOrderNo.value), .text(s.provider), .text(s.providerOrderId),
-                 .integer(Int64(s.status.rawValue)), .text(s.statusName), .text(s.asset),
-                 .amount(s.expectedAmount), .amount(s.paidAmount), .text(s.fiatCurrency), .amount(s.fiatAmount),
-                 .text(s.txHash), .time(s.createdAt), .time(s.paidAt), .bool(s.latePayment), .bool(s.attention),
-                 .bool(s.refunded), .integer(s.lastPosition)]
-        asset = s.asset
-        amount = s.paidAmount
-        position = s.lastPosition
+    public init(order s: OrderState) { self.init(order: ExportedOrder(s)) }
+
+    /// An order's row from its fields (as the read model stores them beside its state).
+    public init(order o: ExportedOrder) {
+        cells = [.text(o.merchantOrderNo), .text(o.provider), .text(o.providerOrderId),
+                 .integer(Int64(o.status)), .text(o.statusName), .text(o.asset),
+                 .amount(o.expectedAmount), .amount(o.paidAmount), .text(o.fiatCurrency), .amount(o.fiatAmount),
+                 .text(o.txHash), .time(o.createdAt), .time(o.paidAt), .bool(o.latePayment), .bool(o.attention),
+                 .bool(o.refunded), .integer(o.lastPosition)]
+        asset = o.asset
+        amount = o.paidAmount
+        position = o.lastPosition
     }
 
     /// An event in ledger order; `statusAfter` is its order's status after it (nil for

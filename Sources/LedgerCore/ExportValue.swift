@@ -67,15 +67,17 @@ extension ExportValue {
     }
 }
 
-/// RFC 4180 cells, with the spreadsheet formula guard of exports.md.
+/// RFC 4180 cells, with the spreadsheet formula guard of exports.md. Written straight
+/// into the file's buffer (no copy of a cell's bytes, no set lookups): it runs for every
+/// cell of every row.
 enum CSVCell {
     static func append(_ value: ExportValue, to out: inout [UInt8]) {
         switch value {
         case .text(let s): append(s, guarded: true, to: &out)
         case .amount(let s): append(s, guarded: false, to: &out)
-        case .integer(let n): out += Array(String(n).utf8)
-        case .time(let t): out += Array(t.rfc3339.utf8)
-        case .bool(let b): out += Array((b ? "true" : "false").utf8)
+        case .integer(let n): out.append(contentsOf: String(n).utf8)   // a small string: no allocation
+        case .time(let t): t.appendRFC3339(to: &out)
+        case .bool(let b): out.append(contentsOf: b ? trueBytes : falseBytes)
         case .null: break
         }
     }
@@ -83,20 +85,35 @@ enum CSVCell {
     /// A text cell that begins with `= + - @`, tab or CR gets a leading `'` when
     /// `guarded`; a cell holding a comma, quote, CR or LF is quoted, inner quotes doubled.
     static func append(_ text: String, guarded: Bool, to out: inout [UInt8]) {
-        var bytes = Array(text.utf8)
-        if guarded, let first = bytes.first, formulaStarts.contains(first) { bytes.insert(UInt8(ascii: "'"), at: 0) }
-        guard bytes.contains(where: { needsQuotes.contains($0) }) else {
-            out += bytes
-            return
+        var text = text
+        text.withUTF8 { bytes in
+            let mark = guarded && bytes.first.map(startsFormula) == true
+            guard bytes.contains(where: needsQuotes) else {
+                if mark { out.append(UInt8(ascii: "'")) }
+                out.append(contentsOf: bytes)
+                return
+            }
+            out.append(UInt8(ascii: "\""))
+            if mark { out.append(UInt8(ascii: "'")) }
+            for b in bytes {
+                if b == UInt8(ascii: "\"") { out.append(b) }
+                out.append(b)
+            }
+            out.append(UInt8(ascii: "\""))
         }
-        out.append(UInt8(ascii: "\""))
-        for b in bytes {
-            if b == UInt8(ascii: "\"") { out.append(b) }
-            out.append(b)
-        }
-        out.append(UInt8(ascii: "\""))
     }
 
-    static let formulaStarts: Set<UInt8> = [UInt8(ascii: "="), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "@"), 9, 13]
-    static let needsQuotes: Set<UInt8> = [UInt8(ascii: ","), UInt8(ascii: "\""), 13, 10]
+    static func startsFormula(_ b: UInt8) -> Bool {
+        switch b {
+        case UInt8(ascii: "="), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "@"), 9, 13: return true
+        default: return false
+        }
+    }
+
+    static func needsQuotes(_ b: UInt8) -> Bool {
+        b == UInt8(ascii: ",") || b == UInt8(ascii: "\"") || b == 13 || b == 10
+    }
+
+    static let trueBytes = Array("true".utf8)
+    static let falseBytes = Array("false".utf8)
 }

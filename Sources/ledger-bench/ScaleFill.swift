@@ -9,12 +9,15 @@ import LedgerPostgres
 ///
 /// Every order gets what `http_ingest_mix` sends for it, made by the core as the
 /// service makes it: its registration (`POST /v1/orders`), web3 webhooks for
-/// statuses 1, 2 and 3, and one client event; five events an order.
+/// statuses 1, 2 and 3, and one client event; five events an order. With `key`, each
+/// webhook is signed with it and its signature headers are kept in its metadata, as the
+/// service keeps them, so that `ledger verify` given the key checks every one again.
 struct ScaleFill {
     var databaseURL: String
     var events: Int
     var threads = 2
     var ordersPerCall = 200
+    var key: String?
 
     static let eventsPerOrder = 5
 
@@ -38,7 +41,7 @@ struct ScaleFill {
                     var batch: [NewEvent] = []
                     batch.reserveCapacity(ordersPerCall * Self.eventsPerOrder)
                     for n in first..<min(orders, first + ordersPerCall) {
-                        guard let made = try? Self.orderEvents(run: run, n: n) else { _ = failures.add(1); continue }
+                        guard let made = try? Self.orderEvents(run: run, n: n, key: key) else { _ = failures.add(1); continue }
                         batch += made
                     }
                     do {
@@ -67,7 +70,7 @@ struct ScaleFill {
     }
 
     /// Order `S-<run>-<n>`'s five events, as the service would store them.
-    static func orderEvents(run: String, n: Int) throws -> [NewEvent] {
+    static func orderEvents(run: String, n: Int, key: String? = nil) throws -> [NewEvent] {
         let order = "S-\(run)-\(n)"
         let no = try MerchantOrderNo(order)
         let now = Timestamp.now()
@@ -80,8 +83,13 @@ struct ScaleFill {
         for status in 1...3 {
             let body = Array(EventSample.web3Body(order: order, orderNo: providerOrderNo,
                                                   txHash: "0x" + EventSample.txHex(tag + String(status)), status: status).utf8)
+            let timestamp = String(now.seconds)
+            let signedWith = key.map { key -> JSONValue in .object([
+                ("X-Pay-Timestamp", .string(timestamp)),
+                ("X-Pay-Signature", .string(Web3Webhook.signature(key: key, timestamp: timestamp, body: body))),
+            ]) }
             out.append(try mapped(.observed(Web3Webhook.observation(body: body, verification: verification)),
-                                  raw: body, verifiedBy: "signature"))
+                                  raw: body, verifiedBy: "signature", signedWith: signedWith))
         }
         let client = Array(MixRequestFiles.clientEventBody(id: MixRequestFiles.uuid(run: run, n: n)).utf8)
         out.append(try mapped(.clientSignal(ClientEventRequest.parse(merchantOrderNo: no, body: client, receivedAt: now)),
@@ -91,10 +99,11 @@ struct ScaleFill {
 
     /// As the service's EventMapping.newEvent: the core's payload in jsonb's form, its
     /// metadata with the receipt beside it.
-    static func mapped(_ event: LedgerEvent, raw: [UInt8], verifiedBy: String) throws -> NewEvent {
+    static func mapped(_ event: LedgerEvent, raw: [UInt8], verifiedBy: String, signedWith: JSONValue? = nil) throws -> NewEvent {
         var metadata = event.metadata.objectFields ?? []
         metadata.append(("requestId", .string("bench-fill")))
         metadata.append(("verifiedBy", .string(verifiedBy)))
+        if let signedWith { metadata.append(("signedWith", signedWith)) }
         let payload = JSONBText.payload(event).map { String(decoding: $0, as: UTF8.self) }
         let metadataText = JSONBText.string(.object(metadata))
         return NewEvent(stream: event.stream, type: event.type, source: event.source.rawValue,

@@ -24,7 +24,7 @@ let usage = """
       mix-requests --url URL --key K --token T --orders N --prefix PATH [--files 2] [--spread 1000]
                                          http_ingest_mix's requests (6 an order: register, webhooks 1-3,
                                          client event, GET), written to PATH.0, PATH.1, ... for wrk
-      fill     --database-url URL --events N [--threads 2]
+      fill     --database-url URL --events N [--threads 2] [--key K]
                                          N events in real order streams (5 an order, made by the core),
                                          appended in large batches, no read models (then `ledger rebuild`)
       pgbench-scripts --dir DIR [--orders 10000]
@@ -90,10 +90,10 @@ func runCommand(_ arguments: [String]) throws {
                             spread: try o.int("spread", default: 1000, range: 1...1_000_000))
             .write().print()
     case "fill":
-        let o = try Options(rest, allowed: ["database-url", "events", "threads"])
+        let o = try Options(rest, allowed: ["database-url", "events", "threads", "key"])
         try ScaleFill(databaseURL: try o.required("database-url"),
                       events: try o.int("events", default: 1_000_000, range: 1...100_000_000),
-                      threads: try o.int("threads", default: 2, range: 1...64)).run().print()
+                      threads: try o.int("threads", default: 2, range: 1...64), key: o.string("key")).run().print()
     case "pgbench-scripts":
         let o = try Options(rest, allowed: ["dir", "orders"])
         try PgbenchScripts.write(to: try o.required("dir"), orders: try o.int("orders", default: 10_000))

@@ -81,7 +81,7 @@ struct ExportFiles {
             let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: partial))
             let manifest: JSONValue
             do {
-                manifest = try body { try handle.write(contentsOf: Data($0)) }
+                manifest = try body { try handle.write(contentsOf: $0) }   // the bytes as they are, not copied into Data
                 try handle.synchronize()
                 try handle.close()
             } catch {

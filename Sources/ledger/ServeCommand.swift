@@ -44,7 +44,9 @@ struct ServeCommand {
         } catch {
             throw CLIError.failed(error.description, exitCode: 2)
         }
-        let app = LedgerApplication(configuration: configuration, logger: logger, migrator: migrator, openAPIDocument: openAPI, signer: signer)
+        let console = try consoleFiles(configuration, logger: logger)
+        let app = LedgerApplication(configuration: configuration, logger: logger, migrator: migrator, openAPIDocument: openAPI,
+                                    console: console, signer: signer)
         try app.start()
         FileHandle.standardOutput.write(Data("ledger listening on http://\(configuration.http.host):\(app.port ?? configuration.http.port)\n".utf8))
 
@@ -76,6 +78,20 @@ struct ServeCommand {
         app.stop()
         stopped.store(true, ordering: .releasing)
         return 0
+    }
+
+    /// The console's folder: LEDGER_CONSOLE must hold it (exit 2 otherwise); without the
+    /// variable and with no Console/ found, the API is served and /console says what is missing.
+    private func consoleFiles(_ configuration: LedgerConfiguration, logger: Logger) throws -> ConsoleFiles? {
+        guard let folder = ConsoleFiles.locate(explicit: configuration.consolePath, executablePath: cli.executablePath) else {
+            logger.warning("no console folder found (LEDGER_CONSOLE, or Console/ in the project folder): /console/ answers 404")
+            return nil
+        }
+        do {
+            return try ConsoleFiles.load(folder: folder)
+        } catch {
+            throw CLIError.failed(error.description, exitCode: 2)
+        }
     }
 
     private static func name(_ signal: Int32) -> String { signal == SIGINT ? "SIGINT" : "SIGTERM" }

@@ -65,7 +65,7 @@ final class LedgerFixture: @unchecked Sendable {
         auditor = try issuer.create(role: .auditor, name: "auditor-ann", expiresAt: nil, on: c)
         accountant = try issuer.create(role: .accountant, name: "accounts", expiresAt: nil, on: c)
         app = LedgerApplication(configuration: configuration, logger: logger, migrator: migrator,
-                                openAPIDocument: try Self.openAPIDocument(), poolSize: poolSize)
+                                openAPIDocument: try Self.openAPIDocument(), console: try? Self.consoleFiles(), poolSize: poolSize)
         port = try app.start()
         client = HTTPClient(port: port)
     }
@@ -73,6 +73,12 @@ final class LedgerFixture: @unchecked Sendable {
     /// API/openapi.json of this checkout, as `ledger serve` loads it.
     static func openAPIDocument() throws -> OpenAPIDocument {
         try OpenAPIDocument.load(path: openAPIPath)
+    }
+
+    /// Console/ of this checkout, as `ledger serve` loads it.
+    static func consoleFiles() throws -> ConsoleFiles {
+        try ConsoleFiles.load(folder: URL(fileURLWithPath: TestDatabase.migrationsDirectory)
+            .deletingLastPathComponent().appendingPathComponent(ConsoleFiles.relativePath).path)
     }
 
     static let openAPIPath = URL(fileURLWithPath: TestDatabase.migrationsDirectory)

@@ -25,6 +25,7 @@ final class RoleMatrixTests {
 
     private func call(_ route: Route, authorization: String?) throws -> Reply {
         let target = route.path.replacingOccurrences(of: "{no}", with: Self.order).replacingOccurrences(of: "{ref}", with: Self.order)
+            .replacingOccurrences(of: "{id}", with: "1")
         let headers = authorization.map { [("Authorization", $0)] } ?? []
         if route.method == "POST" {
             return try ledger.client.post(target, json: "{}", headers: headers)
@@ -103,6 +104,7 @@ final class RoleMatrixTests {
         "POST /v1/orders/{no}/corrections": [.auditor],
         "GET /v1/ledger/head": [.auditor],
         "GET /v1/ledger/checkpoints": [.auditor],
+        "GET /v1/quarantine": [.auditor], "GET /v1/quarantine/{id}": [.auditor],
         "GET /v1/exports/orders": [.accountant, .auditor], "GET /v1/exports/events": [.accountant, .auditor],
         "GET /v1/exports/orders/manifest": [.accountant, .auditor], "GET /v1/exports/events/manifest": [.accountant, .auditor],
         "GET /healthz": [], "GET /readyz": [], "GET /metrics": [], "GET /openapi.json": [],

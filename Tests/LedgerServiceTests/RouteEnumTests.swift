@@ -8,7 +8,7 @@ struct RouteEnumTests {
     static let metricsLabels = [
         "webhook_web3", "webhook_banxa", "register_order", "list_orders", "get_order", "order_events", "observe_order",
         "order_client_event", "enrollment_client_event", "mint_client_token", "mint_enrollment_client_token",
-        "correct_order", "ledger_head", "ledger_checkpoints", "export_orders", "export_events", "export_orders_manifest", "export_events_manifest", "healthz", "readyz", "metrics", "openapi",
+        "correct_order", "ledger_head", "ledger_checkpoints", "quarantine_list", "quarantine_delivery", "export_orders", "export_events", "export_orders_manifest", "export_events_manifest", "healthz", "readyz", "metrics", "openapi",
     ]
 
     @Test("the raw values are the metrics labels, unchanged")
@@ -19,6 +19,7 @@ struct RouteEnumTests {
     @Test("the router places each route's own method and path on that route", arguments: Route.allCases)
     func routerPlacesEveryRoute(_ route: Route) {
         let path = route.path.replacingOccurrences(of: "{no}", with: "ORD-1").replacingOccurrences(of: "{ref}", with: "ENR-1")
+            .replacingOccurrences(of: "{id}", with: "1")
         #expect(Route.match(method: route.method, path: path, in: Route.router)?.route == route)
     }
 }

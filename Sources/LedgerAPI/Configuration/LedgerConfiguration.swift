@@ -17,6 +17,8 @@ public struct LedgerConfiguration: Sendable {
     public var migrationsDirectory: String?
     /// Where `API/openapi.json` is, when `LEDGER_OPENAPI` says (else it is looked for).
     public var openAPIPath: String?
+    /// Where the console's folder is, when `LEDGER_CONSOLE` says (else it is looked for).
+    public var consolePath: String?
 
     public init(service: ServiceConfiguration, http: HTTPServerConfiguration = Self.defaultHTTP) {
         self.service = service
@@ -96,6 +98,7 @@ public struct LedgerConfiguration: Sendable {
         configuration.http.shutdownGraceSeconds = min(http.shutdownGraceSeconds, max(1, Double(configuration.shutdownTimeoutSeconds) - 5))
         configuration.migrationsDirectory = reader.text("LEDGER_MIGRATIONS")
         configuration.openAPIPath = reader.text("LEDGER_OPENAPI")
+        configuration.consolePath = reader.text("LEDGER_CONSOLE")
         return configuration
     }
 

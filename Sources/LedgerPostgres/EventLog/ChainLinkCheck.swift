@@ -23,7 +23,7 @@ package struct ChainLinkCheck: Sendable {
             return
         }
         if p > 1 && previousHash == nil {
-            found(p - 1, "event \(p - 1) is missing (the next stored position is \(p))")
+            found(p - 1, "event \(p - 1) is missing (next stored position is \(p))")
             return
         }
         if ChainHash.hash(previous: previousHash ?? ChainHash.genesis, event: event) != event.hash {

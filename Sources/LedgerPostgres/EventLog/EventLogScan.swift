@@ -9,14 +9,23 @@ package struct EventLogScan {
 
     /// Hands each event, with the stored hash at its position - 1 (nil when there is no
     /// such event), to `each`, in stream order. `each` runs while the COPY streams: it must
-    /// not use `connection`.
+    /// not use `connection`. Run it in a transaction (its planner settings are the
+    /// transaction's).
     package func run(on connection: PostgresConnection,
                      each: (StoredEvent, _ previousHash: [UInt8]?) throws -> Void) throws {
+        // Stream from the first row: the events in the order of their (stream, version)
+        // index, each joined to its predecessor by the primary key. A sort (or a hash join,
+        // which then needs one) would hold every row back until the whole log was sorted;
+        // parallel workers would spend the cores the readers of the stream need.
+        try connection.query("""
+            SELECT set_config('enable_sort', 'off', true), set_config('enable_hashjoin', 'off', true),
+                   set_config('enable_mergejoin', 'off', true), set_config('max_parallel_workers_per_gather', '0', true)
+            """)
         var reader = BinaryCopyReader()
         try connection.copyOut(Self.sql) { piece in
             try reader.read(piece) { row in
-                let event = try Self.event(row)
-                try each(event, row.bytes(13))
+                guard row.count == 14 else { throw PostgresError.unexpectedResult("the event scan returned \(row.count) columns") }
+                try each(try StoredEvent(copyRow: row), row.bytes(13))
             }
         }
         try reader.finish()
@@ -31,14 +40,4 @@ package struct EventLogScan {
                ORDER BY e.stream, e.stream_version)
           TO STDOUT (FORMAT binary)
         """
-
-    static func event(_ row: BinaryCopyRow) throws -> StoredEvent {
-        guard row.count == 14 else { throw PostgresError.unexpectedResult("the event scan returned \(row.count) columns") }
-        return StoredEvent(
-            position: try row.int64(0), eventID: row.string(1) ?? "", stream: row.string(2) ?? "",
-            streamVersion: Int(try row.int32(3)), type: row.string(4) ?? "", source: row.string(5) ?? "",
-            payloadJSON: row.string(6) ?? "", raw: row.bytes(7), metadataJSON: row.string(8) ?? "",
-            idempotencyKey: row.string(9) ?? "", recordedAt: try row.timestamp(10) ?? Timestamp(microseconds: 0),
-            observedAt: try row.timestamp(11) ?? Timestamp(microseconds: 0), hash: row.bytes(12) ?? [])
-    }
 }

@@ -147,27 +147,6 @@ public struct EventStore: Sendable {
     /// time (a batch that skips a round trip); beyond it the batch is retried.
     public static let recordingLagLimitMicros = ChainAppend.recordingLagLimitMicros
 
-    /// Declares cursor `name` over the events recorded in [`from`, `to`), in ledger order,
-    /// inside the caller's transaction; `fetch` then reads it a batch at a time, so memory
-    /// stays flat however many there are (exports.md). `raw` is read too (no export shows
-    /// it): the hash covers it, and an export checks the chain around what it folds.
-    public func declareRecorded(from: Timestamp, to: Timestamp, cursor name: String, on connection: PostgresConnection) throws {
-        try connection.query("""
-            DECLARE \(name) NO SCROLL CURSOR FOR
-            SELECT position, event_id::text AS event_id, stream, stream_version, type, source, payload::text AS payload,
-                   raw, metadata::text AS metadata, idempotency_key,
-                   ledger.micros(recorded_at) AS recorded_us, ledger.micros(observed_at) AS observed_us, hash
-              FROM ledger.events
-             WHERE recorded_at >= ledger.from_micros($1) AND recorded_at < ledger.from_micros($2)
-             ORDER BY position
-            """, [.int(from.microseconds), .int(to.microseconds)])
-    }
-
-    /// The next `count` events of a cursor `declareRecorded` declared; empty at its end.
-    public func fetch(cursor name: String, count: Int, on connection: PostgresConnection) throws -> [StoredEvent] {
-        try Self.events(connection.query("FETCH \(max(1, count)) FROM \(name)"))
-    }
-
     /// A stream's events below `position`, or recorded before `recordedBefore`, in ledger
     /// order (what a fold needs, for exports; `raw` too, so that their hashes can be checked).
     public func readForReplay(stream: String, below position: Int64 = .max, recordedBefore: Timestamp? = nil,

@@ -148,25 +148,6 @@ package struct OrderReadModel: Sendable {
         return (state, paidRecorded)
     }
 
-    /// Declares cursor `name` over the stored states of the orders whose first paid
-    /// observation was recorded in [`from`, `to`) (the orders export's rows, exports.md), by
-    /// that time and order number, inside the caller's transaction.
-    package func declarePaid(from: Timestamp, to: Timestamp, cursor name: String, on c: PostgresConnection) throws {
-        try c.query("""
-            DECLARE \(name) NO SCROLL CURSOR FOR
-            SELECT state::text AS state
-              FROM ledger.orders
-             WHERE paid_recorded_at >= ledger.from_micros($1) AND paid_recorded_at < ledger.from_micros($2)
-             ORDER BY paid_recorded_at, merchant_order_no
-            """, [.int(from.microseconds), .int(to.microseconds)])
-    }
-
-    /// The next `count` states of a cursor `declarePaid` declared; empty at its end.
-    package func fetchStates(cursor name: String, count: Int, on c: PostgresConnection) throws -> [OrderState] {
-        let result = try c.query("FETCH \(max(1, count)) FROM \(name)")
-        return try (0..<result.count).map { try OrderState(storage: JSONValue.parse(stored: try result.string($0, "state"))) }
-    }
-
     /// The read-model JSON of one order, or nil.
     package func json(_ no: MerchantOrderNo, on c: PostgresConnection) throws -> JSONValue? {
         try load(no, on: c).map { $0.0.toJSON() }

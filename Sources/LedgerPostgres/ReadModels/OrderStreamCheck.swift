@@ -11,7 +11,7 @@ package final class OrderStreamCheck {
     private let check = ReadModelCheck()
     private let sink: ReadModelCheck.Sink
     private var stream = ""
-    private var events: [StoredEvent] = []
+    private var events: [ScannedEvent] = []
     private var page: QueryResult?
     private var row = 0
     private var pageEnded = false
@@ -25,10 +25,10 @@ package final class OrderStreamCheck {
     }
 
     /// The next event of the scan (events of other streams than orders' are passed over).
-    package func add(_ event: StoredEvent) throws {
-        if event.stream != stream {
+    package func add(_ event: ScannedEvent) throws {
+        if event.stored.stream != stream {
             try streamEnded()
-            stream = event.stream
+            stream = event.stored.stream
         }
         if stream.hasPrefix(MerchantOrderNo.streamPrefix) { events.append(event) }
     }

@@ -8,12 +8,19 @@ import LedgerPostgres
 ///
 /// Nothing is exported from a tampered log: every event an export shows or folds (into
 /// `status_after`, or an order's state at the period's end) is checked with the chain
-/// around it (`ChainLinks`), and a break stops the export with `ChainBreak`.
+/// around it (its links to both neighbours: `ChainRunCheck` on the rows as they stream,
+/// `ChainLinks` on what is read beside them), and a break stops the export with
+/// `ChainBreak`.
 ///
 /// A closed period never changes: rows are chosen and computed by recording time
 /// (an order's row is its state from the events recorded before `to`), and the
 /// snapshot is taken only after every append in flight has committed, so no event
 /// recorded before `to` can still commit after it.
+///
+/// The rows stream with one binary COPY, read on a thread of their own (`ExportFeed`)
+/// while the session formats the ones before. What must be read beside them while the
+/// COPY runs (an order's events folded again) goes through a second connection, opened
+/// only when needed, that reads the same snapshot (`SharedSnapshot`).
 ///
 /// Pulled, not pushed: `next()` returns the next chunk, so the CLI writes a file and
 /// the HTTP server streams a body from the same code, each at its own pace. The
@@ -27,21 +34,23 @@ package final class ExportSession {
     private let connection: PostgresConnection
     private var manifest: ExportManifest
     private var head: (position: Int64, hash: [UInt8]) = (0, [])
-    private var statuses: StatusTracker
+    private let cachedStreams: Int
     private var state = Phase.fresh
+    private var events: ExportFeed<PeriodEvent>?
+    private var orders: ExportFeed<PaidOrderScan.Row>?
+    private var beside: BesideReads?
 
     private enum Phase { case fresh, reading, done }
 
-    /// Rows fetched a round trip at a time.
+    /// Rows handed from the reading thread a batch at a time (each batch is one chunk).
     package static let batchRows = 1_000
     /// Order streams whose state is kept between events of an events export.
-    package static let defaultCachedStreams = 10_000
-    package static let cursor = ExportCursor.name
+    package static let defaultCachedStreams = 4_096
 
     /// `cachedStreams`: how many order states an events export keeps (memory stays bounded).
     package init(kind: ExportKind, from: Timestamp, to: Timestamp, format: ExportFormat, connection: PostgresConnection,
          cachedStreams: Int = ExportSession.defaultCachedStreams) {
-        statuses = StatusTracker(capacity: max(1, cachedStreams))
+        self.cachedStreams = cachedStreams
         self.kind = kind
         self.from = from
         self.to = to
@@ -50,7 +59,13 @@ package final class ExportSession {
         manifest = ExportManifest(kind: kind, from: from, to: to, format: format)
     }
 
-    deinit { connection.close() }
+    deinit {
+        // The reading thread lets go of the connection before it closes.
+        events?.stop()
+        orders?.stop()
+        beside?.close()
+        connection.close()
+    }
 
     /// Rows written so far.
     package var rows: Int64 { manifest.rows }
@@ -66,14 +81,15 @@ package final class ExportSession {
             if !header.isEmpty { return header }
             return try next()
         case .reading:
-            let rows = try fetchRows()
-            guard !rows.isEmpty else {
+            guard let rows = try fetchRows() else {
                 try finish()
                 return nil
             }
             var out = [UInt8]()
+            out.reserveCapacity(rows.count * 320)
+            let columns = kind.columns   // made once a chunk, not once a row
             for row in rows {
-                format.append(row.cells, columns: kind.columns, to: &out)
+                format.append(row.cells, columns: columns, to: &out)
                 manifest.counted(row)
             }
             manifest.wrote(out)
@@ -105,9 +121,46 @@ package final class ExportSession {
         try waitUntilNoAppendCanRecordBeforeTo()
         try connection.beginSpanningTransaction("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
         head = try EventStore().head(on: connection)
+        let snapshot = try SharedSnapshot.export(from: connection)
+        beside = BesideReads(snapshot: snapshot, connectionString: connection.connectionString)
+        let connection = self.connection, batchRows = Self.batchRows
         switch kind {
-        case .orders: try OrderReadModel().declarePaid(from: from, to: to, cursor: Self.cursor, on: connection)
-        case .events: try EventStore().declareRecorded(from: from, to: to, cursor: Self.cursor, on: connection)
+        case .orders:
+            let scan = PaidOrderScan(from: from, to: to)
+            orders = ExportFeed { put in
+                var batch = Batches<PaidOrderScan.Row>(size: batchRows, put: put)
+                try scan.run(on: connection) { try batch.add($0) }
+                try batch.flush()
+            }
+        case .events:
+            let scan = PeriodEventScan(from: from, to: to)
+            guard let period = try scan.bounds(on: connection) else { return }
+            let head = self.head.position, beside = self.beside!, cachedStreams = self.cachedStreams
+            events = ExportFeed { put in
+                // Each batch's statuses are folded on this thread before it goes (the session
+                // formats the batch before), so the work splits about evenly between the two.
+                var statuses = StatusTracker(capacity: cachedStreams)
+                let replay: StatusTracker.Replay = { streams, below in try beside.earlierEvents(of: streams, below: below) }
+                var batch = Batches<PeriodEvent>(size: batchRows) { items in
+                    try statuses.prepare(for: items, replay: replay)
+                    for item in items {
+                        // Events of the run recorded outside the period are folded, not shown.
+                        item.statusAfter = try statuses.after(try item.recorded.get(), stored: item.stored, replay: replay)
+                    }
+                    try put(items)
+                }
+                var links = ChainRunCheck(period: period, head: head)
+                // An event goes out once the link after it held too.
+                var held: PeriodEvent?
+                try scan.run(period, on: connection) { event, inPeriod in
+                    try links.check(event)
+                    if let held { try batch.add(held) }
+                    held = PeriodEvent(event, inPeriod: inPeriod)
+                }
+                try links.finish()
+                if let held { try batch.add(held) }
+                try batch.flush()
+            }
         }
     }
 
@@ -131,28 +184,39 @@ package final class ExportSession {
         }
     }
 
-    private func fetchRows() throws -> [ExportRow] {
+    /// The next batch of rows, or nil at the end.
+    private func fetchRows() throws -> [ExportRow]? {
         switch kind {
         case .orders:
-            return try OrderReadModel().fetchStates(cursor: Self.cursor, count: Self.batchRows, on: connection)
-                .map { ExportRow(order: try asOfPeriodEnd($0)) }
+            guard let batch = try orders?.next() else { return nil }
+            return try batch.map { row in
+                switch row {
+                case .state(let state): return ExportRow(order: try asOfPeriodEnd(state))
+                case .fields(let order, let updatedAt):
+                    guard updatedAt.microseconds >= to.microseconds else { return ExportRow(order: order) }
+                    return ExportRow(order: try replayedToPeriodEnd(try MerchantOrderNo(stored: order.merchantOrderNo)))
+                }
+            }
         case .events:
-            let batch = try EventStore().fetch(cursor: Self.cursor, count: Self.batchRows, on: connection)
-            try ChainLinks().require(batch, on: connection)
-            try statuses.prepare(for: batch, on: connection)
-            return try batch.map { stored in
-                let recorded = try EventMapping.recorded(stored)
-                return ExportRow(event: ExportedEvent(
+            guard let batch = try events?.next() else { return nil }
+            var rows = [ExportRow]()
+            rows.reserveCapacity(batch.count)
+            for item in batch where item.inPeriod {
+                let stored = item.stored, recorded = try item.recorded.get()
+                rows.append(ExportRow(event: ExportedEvent(
                     position: stored.position, recordedAt: stored.recordedAt, observedAt: stored.observedAt,
                     stream: stored.stream, type: stored.type, source: stored.source, eventID: stored.eventID,
-                    hash: stored.hash, event: recorded.event, statusAfter: try statuses.after(recorded, on: connection)))
+                    hash: stored.hash, event: recorded.event, statusAfter: item.statusAfter)))
             }
+            return rows
         }
     }
 
-    /// The cursor is exhausted: the transaction ends and nothing more comes.
+    /// Every row was read: the transaction ends and nothing more comes.
     private func finish() throws {
-        try ExportCursor().close(on: connection)
+        events?.stop()
+        orders?.stop()
+        beside?.close()
         try connection.endSpanningTransaction()
         state = .done
     }
@@ -161,50 +225,56 @@ package final class ExportSession {
     /// event was recorded since, else a replay of the events recorded before `to`.
     private func asOfPeriodEnd(_ state: OrderState) throws -> OrderState {
         guard let updated = state.updatedAt, updated.microseconds >= to.microseconds else { return state }
-        let no = state.merchantOrderNo
-        let known = try EventStore().readForReplay(stream: no.stream, recordedBefore: to, on: connection)
-        try ChainLinks().require(known, on: connection)
-        return OrderState.replay(no, try known.map(EventMapping.recorded))
+        return try replayedToPeriodEnd(state.merchantOrderNo)
     }
 
-    /// Each order's status after each of its events, folding in ledger order: states are
-    /// kept for the streams seen lately; the order streams of a batch not among them are
-    /// folded from their events before the batch, all in one query (`prepare`).
-    private struct StatusTracker {
-        let capacity: Int
-        var states: [String: OrderState] = [:]
+    /// An order folded from its events recorded before `to`.
+    private func replayedToPeriodEnd(_ no: MerchantOrderNo) throws -> OrderState {
+        let known = try beside!.events(of: no.stream, recordedBefore: to)
+        return OrderState.replay(no, try known.map(EventMapping.recorded))
+    }
+}
 
-        mutating func prepare(for batch: [StoredEvent], on c: PostgresConnection) throws {
-            guard let first = batch.first?.position else { return }
-            let orders = Set(batch.map(\.stream).filter { $0.hasPrefix(MerchantOrderNo.streamPrefix) })
-            var missing = orders.filter { states[$0] == nil }
-            guard !missing.isEmpty else { return }
-            if states.count + missing.count > capacity {
-                states.removeAll(keepingCapacity: true)   // memory stays bounded; the batch's orders are folded again
-                missing = orders
-            }
-            let earlier = try EventStore().readForReplay(streams: Array(missing), below: first, on: c)
-            try ChainLinks().require(earlier.values.flatMap { $0 }, on: c)
-            for stream in missing {
-                guard let no = MerchantOrderNo(stream: stream) else { continue }
-                states[stream] = OrderState.replay(no, try (earlier[stream] ?? []).map(EventMapping.recorded))
-            }
-        }
+/// An event of the run an events export reads, its canonical form (made on the reading
+/// thread; a failure is the export's when it comes to the event), and whether it was
+/// recorded in the period, with its order's status after it. A class: batches pass it on
+/// without copying its many fields.
+final class PeriodEvent: @unchecked Sendable {
+    // @unchecked: `statusAfter` is set by the reading thread before the event is handed
+    // out, and only read after.
+    let stored: StoredEvent
+    let recorded: Result<RecordedEvent, Error>
+    let inPeriod: Bool
+    var statusAfter: OrderStatus?
 
-        mutating func after(_ event: RecordedEvent, on c: PostgresConnection) throws -> OrderStatus? {
-            guard let no = event.event.merchantOrderNo else { return nil }
-            var state: OrderState
-            if let known = states[no.stream] {
-                state = known
-            } else {
-                // Not prepared (an event whose stream name does not say it is an order's).
-                let earlier = try EventStore().readForReplay(stream: no.stream, below: event.position, on: c)
-                try ChainLinks().require(earlier, on: c)
-                state = OrderState.replay(no, try earlier.map(EventMapping.recorded))
-            }
-            OrderState.reduce(into: &state, event)
-            states[no.stream] = state
-            return state.status
-        }
+    init(_ stored: StoredEvent, inPeriod: Bool) {
+        self.stored = stored
+        recorded = Result { try EventMapping.recorded(stored) }
+        self.inPeriod = inPeriod
+    }
+}
+
+/// Items gathered into batches of `size` for an `ExportFeed`.
+private struct Batches<Item: Sendable> {
+    let size: Int
+    let put: ([Item]) throws -> Void
+    private var items: [Item] = []
+
+    init(size: Int, put: @escaping ([Item]) throws -> Void) {
+        self.size = size
+        self.put = put
+        items.reserveCapacity(size)
+    }
+
+    mutating func add(_ item: Item) throws {
+        items.append(item)
+        if items.count >= size { try flush() }
+    }
+
+    mutating func flush() throws {
+        guard !items.isEmpty else { return }
+        try put(items)
+        items = []
+        items.reserveCapacity(size)
     }
 }

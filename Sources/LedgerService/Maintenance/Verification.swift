@@ -39,7 +39,7 @@ package struct Verification: Sendable {
             let snapshot = try SharedSnapshot.export(from: c)
             let scanner = try PostgresConnection(connectionString: c.connectionString)
             defer { scanner.close() }
-            let handOff = BatchHandOff<StoredEvent>(capacity: Self.waitingBatches)
+            let handOff = BatchHandOff<ScannedEvent>(capacity: Self.waitingBatches)
             let scan = ScanThread(scanner: scanner, snapshot: snapshot, signatures: signatures, handOff: handOff)
             Thread(block: scan.run).start()
 
@@ -81,17 +81,17 @@ package struct Verification: Sendable {
 
 /// The scanning side of `Verification`, on a thread of its own with a connection of its
 /// own in the shared snapshot: each event's chain link and stored signature are checked,
-/// then the event is handed on to be folded.
+/// and its canonical form parsed, then the event is handed on to be folded.
 private final class ScanThread: @unchecked Sendable {
     // @unchecked: `links` and `recheck` are written by the scanning thread only, and read
     // by the folding thread only after `handOff` says the scan has ended.
     let scanner: PostgresConnection
     let snapshot: SharedSnapshot
-    let handOff: BatchHandOff<StoredEvent>
+    let handOff: BatchHandOff<ScannedEvent>
     private var links = ChainLinkCheck()
     private var recheck: SignatureRecheck?
 
-    init(scanner: PostgresConnection, snapshot: SharedSnapshot, signatures: SignatureRecheck?, handOff: BatchHandOff<StoredEvent>) {
+    init(scanner: PostgresConnection, snapshot: SharedSnapshot, signatures: SignatureRecheck?, handOff: BatchHandOff<ScannedEvent>) {
         self.scanner = scanner
         self.snapshot = snapshot
         self.recheck = signatures
@@ -101,12 +101,12 @@ private final class ScanThread: @unchecked Sendable {
     func run() {
         do {
             try snapshot.join(on: scanner) { s in
-                var batch: [StoredEvent] = []
+                var batch: [ScannedEvent] = []
                 batch.reserveCapacity(Verification.batchEvents)
                 try EventLogScan().run(on: s) { event, previousHash in
                     links.check(event, previousHash: previousHash)
                     try recheck?.check(event)
-                    batch.append(event)
+                    batch.append(ScannedEvent(event))
                     if batch.count == Verification.batchEvents {
                         try handOff.put(batch)
                         batch.removeAll(keepingCapacity: true)

@@ -1,0 +1,71 @@
+import LedgerCore
+
+/// The orders whose first paid observation was recorded in [`from`, `to`) (the orders
+/// export's rows, exports.md), by that time and order number, read with one binary COPY
+/// in the caller's transaction: streamed, so memory stays flat however many there are.
+///
+/// A row saved with the current rendering (`OrderDocuments.version`) comes as the columns
+/// the read model stores beside its state, derived from that state when it was saved:
+/// nothing to parse (parsing each state cost three times what PostgreSQL took to send
+/// it). A row of another version comes as its state, to be derived again, as reads do.
+package struct PaidOrderScan {
+    package let from: Timestamp
+    package let to: Timestamp
+
+    package init(from: Timestamp, to: Timestamp) {
+        self.from = from
+        self.to = to
+    }
+
+    /// One row of the scan.
+    package enum Row: Sendable {
+        /// The stored fields, and when the order was last updated.
+        case fields(ExportedOrder, updatedAt: Timestamp)
+        /// The stored state, of another rendering version.
+        case state(OrderState)
+    }
+
+    /// Hands each order to `each`, in the export's order. `each` runs while the COPY
+    /// streams: it must not use `c`.
+    package func run(on c: PostgresConnection, each: (Row) throws -> Void) throws {
+        // COPY takes no parameters: the values reach it as settings of this transaction.
+        try c.query("""
+            SELECT set_config('ledger.export_from', $1, true), set_config('ledger.export_to', $2, true),
+                   set_config('ledger.export_version', $3, true)
+            """, [.int(from.microseconds), .int(to.microseconds), .int(Int64(OrderDocuments.version))])
+        var reader = BinaryCopyReader()
+        try c.copyOut(Self.sql) { piece in
+            try reader.read(piece) { row in try each(try Self.row(row)) }
+        }
+        try reader.finish()
+    }
+
+    /// The period's bounds and the version are computed once (sub-selects), not for each row.
+    static let sql = """
+        COPY (SELECT CASE WHEN document_version = (SELECT current_setting('ledger.export_version')::smallint)
+                          THEN NULL ELSE state END,
+                     merchant_order_no, provider, provider_order_id, status, status_name, asset, expected_amount,
+                     paid_amount, fiat_currency, fiat_amount, tx_hash, created_at, paid_at, late_payment, attention,
+                     refunded, last_position, updated_at
+                FROM ledger.orders
+               WHERE paid_recorded_at >= (SELECT ledger.from_micros(current_setting('ledger.export_from')::bigint))
+                 AND paid_recorded_at < (SELECT ledger.from_micros(current_setting('ledger.export_to')::bigint))
+               ORDER BY paid_recorded_at, merchant_order_no)
+          TO STDOUT (FORMAT binary)
+        """
+
+    static func row(_ r: BinaryCopyRow) throws -> Row {
+        guard r.count == 19 else { throw PostgresError.unexpectedResult("the paid-order scan returned \(r.count) columns") }
+        if let state = r.buffer(0) {
+            return .state(try OrderState(storage: JSONParser.parse(Array(state), maxDepth: JSONParser.storedMaxDepth)))
+        }
+        let order = ExportedOrder(
+            merchantOrderNo: r.string(1) ?? "", provider: r.string(2), providerOrderId: r.string(3),
+            status: Int(try r.int16(4)), statusName: r.string(5) ?? "", asset: r.string(6),
+            expectedAmount: r.string(7), paidAmount: r.string(8), fiatCurrency: r.string(9), fiatAmount: r.string(10),
+            txHash: r.string(11), createdAt: try r.timestamp(12), paidAt: try r.timestamp(13),
+            latePayment: try r.bool(14), attention: try r.bool(15), refunded: try r.bool(16),
+            lastPosition: try r.int64(17))
+        return .fields(order, updatedAt: try r.timestamp(18) ?? Timestamp(microseconds: 0))
+    }
+}

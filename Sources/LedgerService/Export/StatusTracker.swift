@@ -1,0 +1,109 @@
+import LedgerCore
+import LedgerPostgres
+
+/// Each order's status after each of its events, folding in ledger order (an events
+/// export's `status_after`). The states of the streams seen lately are kept with the
+/// version folded last; an event that follows it (or starts its stream, version 1) needs
+/// nothing more. Any other order stream is folded from its events before the batch,
+/// read by `replay` (on a connection beside the export's, in its snapshot, with their
+/// chain links checked), all of a batch's in one query.
+///
+/// At most `capacity` states are kept: two generations, the older dropped whole when the
+/// newer is half full, so the streams in use stay and memory stays bounded.
+struct StatusTracker {
+    /// Events below a position of some streams, by stream, their links checked.
+    typealias Replay = (_ streams: [String], _ below: Int64) throws -> [String: [StoredEvent]]
+
+    let capacity: Int
+    private var recent: [String: Folded] = [:]
+    private var older: [String: Folded] = [:]
+
+    private struct Folded {
+        var state: OrderState
+        /// The stream version folded last; nil when the event's stream is not its order's own.
+        var version: Int?
+
+        /// Whether `event` comes right after what was folded (or continuity is not known).
+        func isFollowed(by event: StoredEvent) -> Bool { version.map { $0 + 1 == event.streamVersion } ?? true }
+    }
+
+    init(capacity: Int) { self.capacity = max(1, capacity) }
+
+    /// Folds the order streams of `batch` that neither a kept state nor version 1 starts.
+    mutating func prepare(for batch: [PeriodEvent], replay: Replay) throws {
+        guard let first = batch.first?.stored.position else { return }
+        var started = Set<String>()   // streams that begin in the batch
+        var missing: [String] = []
+        for item in batch where item.stored.stream.hasPrefix(MerchantOrderNo.streamPrefix) {
+            let event = item.stored
+            if let known = folded(event.stream) {
+                if known.isFollowed(by: event) { continue }
+            } else if event.streamVersion == 1 {
+                started.insert(event.stream)
+                continue
+            } else if started.contains(event.stream) {
+                continue
+            }
+            guard !missing.contains(event.stream) else { continue }
+            missing.append(event.stream)
+        }
+        guard !missing.isEmpty else { return }
+        let earlier = try replay(missing, first)
+        for stream in missing {
+            guard let no = MerchantOrderNo(stream: stream) else { continue }
+            let events = earlier[stream] ?? []
+            keep(stream, Folded(state: OrderState.replay(no, try events.map(EventMapping.recorded)),
+                                version: events.last?.streamVersion ?? 0))
+        }
+    }
+
+    /// The order's status after `recorded` (`stored`'s canonical form), nil for events of
+    /// no order; `replay` folds a stream no kept state or version 1 starts.
+    mutating func after(_ recorded: RecordedEvent, stored: StoredEvent, replay: Replay) throws -> OrderStatus? {
+        guard let no = recorded.event.merchantOrderNo else { return nil }
+        let own = Self.isOwnStream(stored.stream, of: no)
+        let stream = own ? stored.stream : no.stream
+        let version = own ? stored.streamVersion : nil
+        // The common case: the stream's state was kept in the newer generation; folded in place.
+        if let known = recent[stream], !own || known.isFollowed(by: stored) {
+            return Self.fold(&recent[stream]!, recorded, version)
+        }
+        var folded: Folded
+        if let known = older[stream], !own || known.isFollowed(by: stored) {
+            folded = known
+        } else if own && stored.streamVersion == 1 {
+            folded = Folded(state: OrderState.replay(no, []), version: nil)
+        } else {
+            let earlier = try replay([stream], stored.position)[stream] ?? []
+            folded = Folded(state: OrderState.replay(no, try earlier.map(EventMapping.recorded)), version: nil)
+        }
+        let status = Self.fold(&folded, recorded, version)
+        keep(stream, folded)
+        return status
+    }
+
+    /// `stream == no.stream`, without making the latter.
+    private static func isOwnStream(_ stream: String, of no: MerchantOrderNo) -> Bool {
+        let prefix = MerchantOrderNo.streamPrefix.utf8
+        let s = stream.utf8, value = no.value.utf8
+        return s.count == prefix.count + value.count && s.starts(with: prefix) && s.dropFirst(prefix.count).elementsEqual(value)
+    }
+
+    private static func fold(_ folded: inout Folded, _ recorded: RecordedEvent, _ version: Int?) -> OrderStatus {
+        OrderState.reduce(into: &folded.state, recorded)
+        folded.version = version
+        return folded.state.status
+    }
+
+    private func folded(_ stream: String) -> Folded? { recent[stream] ?? older[stream] }
+
+    private mutating func keep(_ stream: String, _ folded: Folded) {
+        if recent[stream] == nil && recent.count >= (capacity + 1) / 2 {
+            older = recent
+            recent = [:]
+            recent.reserveCapacity((capacity + 1) / 2)
+        }
+        recent[stream] = folded
+        if !older.isEmpty { older[stream] = nil }
+    }
+}

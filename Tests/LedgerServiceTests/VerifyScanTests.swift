@@ -1,0 +1,48 @@
+import LedgerCore
+import LedgerPostgres
+import LedgerService
+import LedgerTestSupport
+import Testing
+
+/// `ledger verify` merges a scan of the log in stream order with the order rows read a
+/// page at a time: every row meets its stream, and the ones that have none are named.
+@Suite("verify's scan meets every order row")
+struct VerifyScanTests {
+    let db: TestDatabase
+    init() throws { db = try TestDatabase.create("verifyscan") }
+
+    func differences() throws -> [String: [String]] {
+        let c = try db.connect()
+        defer { c.close() }
+        var found: [String: [String]] = [:]
+        let report = try Verification().run(on: c, each: { d in
+            #expect(found[d.subject] == nil, "\(d.subject) is named once")
+            found[d.subject] = d.fields
+        })
+        #expect(report.summary.total == found.count)
+        return found
+    }
+
+    @Test("rows without events before, between and after the streams, and a stream without its row, are each named once")
+    func rowsAndStreamsWithoutEachOther() throws {
+        for no in ["M-1", "M-3", "M-5", "M-7"] { try TestWrites(pool: db.pool(size: 1)).registerAndPay(no) }
+        #expect(try differences().isEmpty)
+        let c = try db.connect()
+        defer { c.close() }
+        for copy in ["M-0", "M-4", "M-9"] {
+            try c.query("""
+                INSERT INTO ledger.orders SELECT $1, provider, status, status_name, paid, attention, late_payment, refunded,
+                       expected_amount, paid_amount, asset, fiat_currency, fiat_amount, provider_order_id, tx_hash,
+                       external_customer_id, created_at, updated_at, paid_at, paid_recorded_at, event_count, last_position,
+                       state, document, document_masked, document_version
+                  FROM ledger.orders WHERE merchant_order_no = 'M-3'
+                """, [.text(copy)])
+        }
+        try c.query("DELETE FROM ledger.orders WHERE merchant_order_no = 'M-5'")
+        try c.query("UPDATE ledger.orders SET paid_amount = '39.99' WHERE merchant_order_no = 'M-7'")
+        #expect(try differences() == [
+            "order M-0": ["(no events)"], "order M-4": ["(no events)"], "order M-9": ["(no events)"],
+            "order M-5": ["(no row)"], "order M-7": ["paid_amount"],
+        ])
+    }
+}
