@@ -15,16 +15,15 @@ package struct EventLogStream {
         try connection.query("SELECT set_config('ledger.stream_after', $1, false)", [.text(String(position))])
         var reader = BinaryCopyReader()
         try connection.copyOut(Self.sql) { piece in
-            try reader.read(piece) { row in try each(EventLogScan.event(row)) }
+            try reader.read(piece) { row in try each(StoredEvent(copyRow: row)) }
         }
         try reader.finish()
     }
 
-    /// The columns ChainHash hashes, as `EventLogScan` reads them; its last column (the
-    /// previous position's hash) is NULL here: a walk in order keeps that hash itself.
+    /// The columns ChainHash hashes, as `StoredEvent(copyRow:)` reads them.
     static let sql = """
         COPY (SELECT position, event_id::text, stream, stream_version, type, source, payload::text,
-                     raw, metadata::text, idempotency_key, recorded_at, observed_at, hash, NULL::bytea
+                     raw, metadata::text, idempotency_key, recorded_at, observed_at, hash
                 FROM ledger.events
                WHERE position > current_setting('ledger.stream_after')::bigint
                ORDER BY position)
