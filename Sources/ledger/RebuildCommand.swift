@@ -20,8 +20,15 @@ struct RebuildCommand {
             return 0
         }
         try args.allowOnly(flags: ["help"])
-        // The service comes first: this process folds and renders at a lower CPU priority.
-        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
+        // The service comes first: the rebuild folds and renders at a lower CPU priority (this
+        // thread, and the threads it starts, inherit it), and the thread's own comes back after
+        // (the command also runs inside other processes: the tests).
+        let which = __priority_which_t(PRIO_PROCESS.rawValue)
+        errno = 0
+        let priorNice = getpriority(which, 0)
+        let knewPrior = errno == 0
+        _ = setpriority(which, 0, 10)
+        defer { if knewPrior { _ = setpriority(which, 0, priorNice) } }
         let configuration = try cli.configuration()
         let reader = try cli.connect(configuration), writer = try cli.connect(configuration)
         defer { reader.close(); writer.close() }
