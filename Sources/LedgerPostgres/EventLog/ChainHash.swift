@@ -42,26 +42,19 @@ public struct ChainVerifier: Sendable {
 
     public func verify(on connection: PostgresConnection, store: EventStore = EventStore(),
                        each: (StoredEvent) throws -> Void = { _ in }) throws -> ChainVerdict {
-        var previous = ChainHash.genesis
-        var expected: Int64 = 1
+        var walk = ChainContinuation.genesis
         var count: Int64 = 0
         while true {
-            let events = try store.read(after: expected - 1, limit: batchSize, on: connection)
+            let events = try store.read(after: walk.head, limit: batchSize, on: connection)
             if events.isEmpty { break }
             for event in events {
-                if event.position != expected {
-                    return .broken(position: expected, reason: "event \(expected) is missing (next stored position is \(event.position))")
-                }
-                let computed = ChainHash.hash(previous: previous, event: event)
-                if computed != event.hash {
-                    return .broken(position: event.position, reason: "event \(event.position) does not match its hash: its content or the chain before it was altered")
+                if case .broken(let position, let reason) = walk.check(event) {
+                    return .broken(position: position, reason: reason)
                 }
                 try each(event)
-                previous = event.hash
-                expected += 1
                 count += 1
             }
         }
-        return .intact(events: count, head: expected - 1)
+        return .intact(events: count, head: walk.head)
     }
 }
