@@ -75,7 +75,7 @@ enum CSVCell {
         switch value {
         case .text(let s): append(s, guarded: true, to: &out)
         case .amount(let s): append(s, guarded: false, to: &out)
-        case .integer(let n): out.append(contentsOf: String(n).utf8)   // a small string: no allocation
+        case .integer(let n): DecimalDigits.append(n, to: &out)
         case .time(let t): t.appendRFC3339(to: &out)
         case .bool(let b): out.append(contentsOf: b ? trueBytes : falseBytes)
         case .null: break

@@ -29,7 +29,8 @@ struct JSONFieldWriter {
     mutating func element() { separate() }
 
     mutating func string(_ value: String) { JSONSerializer.writeString(value, to: &bytes) }
-    mutating func integer<I: BinaryInteger>(_ value: I) { bytes.append(contentsOf: String(value).utf8) }
+    mutating func integer(_ value: Int) { DecimalDigits.append(Int64(value), to: &bytes) }
+    mutating func integer(_ value: Int64) { DecimalDigits.append(value, to: &bytes) }
     mutating func bool(_ value: Bool) { bytes.append(contentsOf: (value ? "true" : "false").utf8) }
     mutating func null() { bytes.append(contentsOf: "null".utf8) }
     /// RFC 3339 needs no escaping: written straight into the buffer, quoted.

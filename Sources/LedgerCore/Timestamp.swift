@@ -31,10 +31,37 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         let micros = Int(microseconds - secs * 1_000_000)
         let (y, m, d) = Self.civil(fromDays: Int(floorDiv(secs, 86_400)))
         let sod = Int(secs - floorDiv(secs, 86_400) * 86_400)
+        guard (0...9999).contains(y) else {   // a year beyond 9999 or before 0: as String prints it
+            appendRFC3339Digitwise(year: y, month: m, day: d, secondOfDay: sod, micros: micros, to: &b)
+            return
+        }
+        // "YYYY-MM-DDTHH:MM:SS.ffffffZ": filled in a small buffer, copied once.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 27) { t in
+            DecimalDigits.write(y, width: 4, into: t, at: 0); t[4] = UInt8(ascii: "-")
+            DecimalDigits.write(m, width: 2, into: t, at: 5); t[7] = UInt8(ascii: "-")
+            DecimalDigits.write(d, width: 2, into: t, at: 8); t[10] = UInt8(ascii: "T")
+            DecimalDigits.write(sod / 3600, width: 2, into: t, at: 11); t[13] = UInt8(ascii: ":")
+            DecimalDigits.write(sod / 60 % 60, width: 2, into: t, at: 14); t[16] = UInt8(ascii: ":")
+            DecimalDigits.write(sod % 60, width: 2, into: t, at: 17)
+            var end = 19
+            if micros != 0 {
+                t[19] = UInt8(ascii: ".")
+                DecimalDigits.write(micros, width: 6, into: t, at: 20)
+                end = 26
+                while t[end - 1] == 48 { end -= 1 }
+            }
+            t[end] = UInt8(ascii: "Z")
+            b.append(contentsOf: UnsafeBufferPointer(rebasing: t[0...end]))
+        }
+    }
+
+    /// `appendRFC3339` for a year outside 0...9999, digit by digit.
+    private func appendRFC3339Digitwise(year y: Int, month m: Int, day d: Int, secondOfDay sod: Int, micros: Int,
+                                        to b: inout [UInt8]) {
         func digits(_ value: Int, _ width: Int) {
             var divisor = 1
             for _ in 1..<width { divisor *= 10 }
-            if value >= divisor * 10 || value < 0 {   // a year beyond 9999 or before 0: as String prints it
+            if value >= divisor * 10 || value < 0 {
                 let text = Array(String(value).utf8)
                 if text.count < width { b.append(contentsOf: [UInt8](repeating: 48, count: width - text.count)) }
                 b.append(contentsOf: text)

@@ -42,5 +42,8 @@ struct TimestampTests {
         #expect(Timestamp(seconds: 1_796_083_200).rfc3339 == "2026-12-01T00:00:00Z")
         #expect(Timestamp(microseconds: -62_135_596_800_000_000).rfc3339 == "0001-01-01T00:00:00Z")
         #expect(Timestamp(microseconds: 253_402_300_799_999_999).rfc3339 == "9999-12-31T23:59:59.999999Z")
+        // Years outside 0...9999 print as String prints the year, padded to four digits.
+        #expect(Timestamp(microseconds: 253_402_300_800_000_000).rfc3339 == "10000-01-01T00:00:00Z")
+        #expect(Timestamp(microseconds: -62_135_596_800_000_001).rfc3339 == "0000-12-31T23:59:59.999999Z")
     }
 }

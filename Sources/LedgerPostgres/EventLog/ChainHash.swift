@@ -9,18 +9,19 @@ public enum ChainHash {
     public static let genesis = [UInt8](repeating: 0, count: 32)
 
     public static func hash(previous: [UInt8], event e: StoredEvent) -> [UInt8] {
-        var m = previous
-        m.reserveCapacity(previous.count + e.payloadJSON.utf8.count + (e.raw?.count ?? 0) + 256)
+        var m: [UInt8] = []
+        m.reserveCapacity(previous.count + e.payloadJSON.utf8.count + e.metadataJSON.utf8.count + (e.raw?.count ?? 0) + 256)
+        m.append(contentsOf: previous)
         BinaryField.appendInt64(&m, e.position)
-        BinaryField.appendLengthPrefixed(&m, Array(e.eventID.utf8))
-        BinaryField.appendLengthPrefixed(&m, Array(e.stream.utf8))
+        BinaryField.appendLengthPrefixed(&m, e.eventID)
+        BinaryField.appendLengthPrefixed(&m, e.stream)
         BinaryField.appendInt32(&m, Int32(truncatingIfNeeded: e.streamVersion))
-        BinaryField.appendLengthPrefixed(&m, Array(e.type.utf8))
-        BinaryField.appendLengthPrefixed(&m, Array(e.source.utf8))
-        BinaryField.appendLengthPrefixed(&m, Array(e.payloadJSON.utf8))
+        BinaryField.appendLengthPrefixed(&m, e.type)
+        BinaryField.appendLengthPrefixed(&m, e.source)
+        BinaryField.appendLengthPrefixed(&m, e.payloadJSON)
         if let raw = e.raw { BinaryField.appendLengthPrefixed(&m, raw) } else { BinaryField.appendInt32(&m, -1) }
-        BinaryField.appendLengthPrefixed(&m, Array(e.metadataJSON.utf8))
-        BinaryField.appendLengthPrefixed(&m, Array(e.idempotencyKey.utf8))
+        BinaryField.appendLengthPrefixed(&m, e.metadataJSON)
+        BinaryField.appendLengthPrefixed(&m, e.idempotencyKey)
         BinaryField.appendInt64(&m, e.recordedAt.microseconds)
         BinaryField.appendInt64(&m, e.observedAt.microseconds)
         return Crypto.sha256(m)

@@ -45,8 +45,13 @@ package enum EventMapping {
 
     /// Rebuilds the canonical event of a stored row.
     package static func recorded(_ stored: StoredEvent) throws -> RecordedEvent {
+        try recorded(stored, metadata: try JSONValue.parse(stored: stored.metadataJSON))
+    }
+
+    /// Rebuilds the canonical event of a stored row whose metadata column was parsed already.
+    package static func recorded(_ stored: StoredEvent, metadata: JSONValue) throws -> RecordedEvent {
         try RecordedEvent(type: stored.type, payload: JSONValue.parse(stored: stored.payloadJSON),
-                          observedAt: stored.observedAt, metadata: try JSONValue.parse(stored: stored.metadataJSON),
+                          observedAt: stored.observedAt, metadata: metadata,
                           position: stored.position, recordedAt: stored.recordedAt)
     }
 

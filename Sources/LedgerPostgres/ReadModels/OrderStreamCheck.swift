@@ -7,20 +7,20 @@ import LedgerCore
 /// the order number are in the "C" collation), so the two are merged as they come, and
 /// memory holds one stream and one page.
 package final class OrderStreamCheck {
-    private let connection: PostgresConnection
+    private let pages: () throws -> QueryResult?
     private let check = ReadModelCheck()
     private let sink: ReadModelCheck.Sink
     private var stream = ""
     private var events: [ScannedEvent] = []
     private var page: QueryResult?
+    private var columns: ReadModelCheck.PageColumns?
     private var row = 0
     private var pageEnded = false
-    private var after = ""
 
-    /// `connection`: where the order rows are read (in the scan's snapshot, not the scan's
-    /// own connection, which is busy with its COPY). Each difference goes to `each`.
-    package init(rowsOn connection: PostgresConnection, each: @escaping (ReadModelDifference) throws -> Void) {
-        self.connection = connection
+    /// `pages`: the rows of ledger.orders in order-number order, a page at a time
+    /// (`OrderRowScan`; nil once every page was given). Each difference goes to `each`.
+    package init(pages: @escaping () throws -> QueryResult?, each: @escaping (ReadModelDifference) throws -> Void) {
+        self.pages = pages
         sink = ReadModelCheck.Sink(each: each)
     }
 
@@ -49,7 +49,7 @@ package final class OrderStreamCheck {
         // Rows before this stream's order have no events.
         while let (text, page, r) = try currentRow() {
             if text == no {
-                try check.compareOrder(text, page, r, events, sink)
+                try check.compareOrder(text, page, r, columns!, events, sink)
                 row += 1
                 return
             }
@@ -60,18 +60,19 @@ package final class OrderStreamCheck {
         try sink.add("order \(no)", ["(no row)"], "order \(no): has events but no row in ledger.orders")
     }
 
-    /// The row at the merge's place, reading the next page when this one is used up.
+    /// The row at the merge's place, taking the next page when this one is used up.
     private func currentRow() throws -> (String, QueryResult, Int)? {
-        if let page, row < page.count { return (try page.string(row, "merchant_order_no"), page, row) }
-        if pageEnded { return nil }
-        let next = try connection.query(ReadModelCheck.pageSQL, [.text(after), .int(Int64(OrderDocuments.version))])
-        page = next
-        row = 0
-        guard next.count > 0 else {
-            pageEnded = true
-            return nil
+        while true {
+            if let page, row < page.count { return (try page.string(row, "merchant_order_no"), page, row) }
+            if pageEnded { return nil }
+            guard let next = try pages() else {
+                pageEnded = true
+                page = nil
+                return nil
+            }
+            page = next
+            columns = try ReadModelCheck.PageColumns(next)
+            row = 0
         }
-        after = try next.string(next.count - 1, "merchant_order_no")
-        return (try next.string(0, "merchant_order_no"), next, 0)
     }
 }

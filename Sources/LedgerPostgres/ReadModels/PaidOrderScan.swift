@@ -33,11 +33,41 @@ package struct PaidOrderScan {
             SELECT set_config('ledger.export_from', $1, true), set_config('ledger.export_to', $2, true),
                    set_config('ledger.export_version', $3, true)
             """, [.int(from.microseconds), .int(to.microseconds), .int(Int64(OrderDocuments.version))])
+        if try coversMostPaidOrders(on: c) {
+            try c.query("SELECT set_config('enable_indexscan', 'off', true), set_config('enable_bitmapscan', 'off', true)")
+        }
         var reader = BinaryCopyReader()
         try c.copyOut(Self.sql) { piece in
             try reader.read(piece) { row in try each(try Self.row(row)) }
         }
         try reader.finish()
+    }
+
+    /// Whether the period holds at least half of the paid orders, by the planner's
+    /// estimates. Then one pass over the table and a sort reads them faster than the
+    /// index on paid_recorded_at does (its order is not the table's: following it visits
+    /// the table's pages at random), though the planner, trusting the column's
+    /// correlation, prefers the index: for a whole year of 200,000 orders, 0.5 s against
+    /// 0.85 s. A month out of years is a few rows, for which the index is right.
+    func coversMostPaidOrders(on c: PostgresConnection) throws -> Bool {
+        let plan = try c.query("""
+            EXPLAIN (FORMAT JSON)
+            SELECT 1 FROM ledger.orders
+             WHERE paid_recorded_at >= ledger.from_micros($1) AND paid_recorded_at < ledger.from_micros($2)
+            """, [.int(from.microseconds), .int(to.microseconds)])
+        let paid = try c.query("""
+            EXPLAIN (FORMAT JSON) SELECT 1 FROM ledger.orders WHERE paid_recorded_at IS NOT NULL
+            """)
+        guard let inPeriod = try Self.plannedRows(plan), let all = try Self.plannedRows(paid), all > 0 else { return false }
+        return inPeriod * 2 >= all
+    }
+
+    /// The row count the top node of an `EXPLAIN (FORMAT JSON)` expects.
+    static func plannedRows(_ r: QueryResult) throws -> Double? {
+        guard r.count == 1, let text = try r.value(0, "QUERY PLAN"),
+              case .array(let plans) = try JSONValue.parse(text), let top = plans.first?["Plan"],
+              case .number(let rows) = top["Plan Rows"] else { return nil }
+        return Double(rows)
     }
 
     /// The period's bounds and the version are computed once (sub-selects), not for each row.

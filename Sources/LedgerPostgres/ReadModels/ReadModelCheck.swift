@@ -40,13 +40,14 @@ package struct ReadModelCheck {
         }
     }
 
-    /// One row of a page of `pageSQL` (order `text`) against a replay of its stream's events.
-    func compareOrder(_ text: String, _ page: QueryResult, _ r: Int, _ events: [ScannedEvent], _ sink: Sink) throws {
-        guard let no = try? MerchantOrderNo(stored: text), let storedText = try? page.string(r, "state") else {
+    /// One row of a page of `OrderRowScan` (order `text`) against a replay of its stream's events.
+    func compareOrder(_ text: String, _ page: QueryResult, _ r: Int, _ columns: PageColumns, _ events: [ScannedEvent],
+                      _ sink: Sink) throws {
+        guard let no = try? MerchantOrderNo(stored: text), let storedText = page.rows[r][columns.state] else {
             try sink.add("order \(text)", ["(unreadable)"], "order \(text): the read model row cannot be read")
             return
         }
-        let storedPaid = try page.value(r, "paid_recorded_us").flatMap(Int64.init).map(Timestamp.init(microseconds:))
+        let storedPaid = page.rows[r][columns.paidRecorded].flatMap(Int64.init).map(Timestamp.init(microseconds:))
         guard !events.isEmpty else {
             try sink.add("order \(text)", ["(no events)"], "order \(text): in ledger.orders but has no events")
             return
@@ -66,8 +67,8 @@ package struct ReadModelCheck {
         }
         // Every field that differs, so that a reducer change can be reviewed field by field.
         if storedPaid != replayedPaid { fields.append("paid_recorded_at") }
-        fields += try columnDifferences(replayed, page, r)
-        fields += try documentDifferences(replayed, page, r)
+        fields += columnDifferences(replayed, page, r, columns)
+        fields += documentDifferences(replayed, page, r, columns)
         guard !fields.isEmpty else { return }
         var line = "order \(text): \(fields.joined(separator: ", ")) differ from a replay of its events"
         if storedStatus != replayed.status {
@@ -113,48 +114,63 @@ package struct ReadModelCheck {
         return model
     }
 
-    /// A page of ledger.orders after $1, whole rows; documents only when of rendering version $2.
-    package static let pageSQL = """
-        SELECT merchant_order_no, state::text AS state, ledger.micros(paid_recorded_at) AS paid_recorded_us,
-               provider, status, status_name, paid, attention, late_payment, refunded, expected_amount,
-               paid_amount, asset, fiat_currency, fiat_amount, provider_order_id, tx_hash, external_customer_id,
-               ledger.micros(created_at) AS created_us, ledger.micros(updated_at) AS updated_us,
-               ledger.micros(paid_at) AS paid_us, event_count, last_position,
-               CASE WHEN document_version = $2::smallint THEN document END AS document,
-               CASE WHEN document_version = $2::smallint THEN coalesce(document_masked, document) END AS document_masked
-          FROM ledger.orders WHERE merchant_order_no > $1
-         ORDER BY merchant_order_no LIMIT \(pageSize)
-        """
-
     /// The columns that lists and filters read (`GET /v1/orders`), copies of the state's
     /// fields, against the replayed state: a row whose state is right but whose copies
     /// drifted would answer lists wrongly.
-    private func columnDifferences(_ s: OrderState, _ page: QueryResult, _ r: Int) throws -> [String] {
+    private func columnDifferences(_ s: OrderState, _ page: QueryResult, _ r: Int, _ columns: PageColumns) -> [String] {
         func flag(_ value: Bool) -> String { value ? "t" : "f" }
-        var expected: [(column: String, value: String?)] = [
-            ("provider", s.provider), ("status", String(s.status.rawValue)), ("status_name", s.statusName),
-            ("paid", flag(s.paid)), ("attention", flag(s.attention)), ("late_payment", flag(s.latePayment)),
-            ("refunded", flag(s.refunded)), ("expected_amount", s.expectedAmount), ("paid_amount", s.paidAmount),
-            ("asset", s.asset), ("fiat_currency", s.fiatCurrency), ("fiat_amount", s.fiatAmount),
-            ("provider_order_id", s.providerOrderId), ("tx_hash", s.txHash), ("external_customer_id", s.externalCustomerId),
-            ("created_us", s.createdAt.map { String($0.microseconds) }), ("paid_us", s.paidAt.map { String($0.microseconds) }),
-            ("event_count", String(s.eventCount)), ("last_position", String(s.lastPosition ?? 0)),
+        // In `PageColumns.compared`'s order.
+        let expected: [String?] = [
+            s.provider, String(s.status.rawValue), s.statusName,
+            flag(s.paid), flag(s.attention), flag(s.latePayment),
+            flag(s.refunded), s.expectedAmount, s.paidAmount,
+            s.asset, s.fiatCurrency, s.fiatAmount,
+            s.providerOrderId, s.txHash, s.externalCustomerId,
+            s.createdAt.map { String($0.microseconds) }, s.paidAt.map { String($0.microseconds) },
+            String(s.eventCount), String(s.lastPosition ?? 0),
+            // A state without an update time was saved with the time of saving: nothing to compare.
+            s.updatedAt.map { String($0.microseconds) },
         ]
-        // A state without an update time was saved with the time of saving: nothing to compare.
-        if let updated = s.updatedAt { expected.append(("updated_us", String(updated.microseconds))) }
-        // The column names, as lists and filters know them (`_us` is only how they are read here).
-        return try expected.filter { try page.value(r, $0.column) != $0.value }
-            .map { $0.column.hasSuffix("_us") ? String($0.column.dropLast(3)) + "_at" : $0.column }
+        let row = page.rows[r]
+        var found: [String] = []
+        for (i, value) in expected.enumerated() where row[columns.compared[i]] != value {
+            if value == nil && i == expected.count - 1 { continue }   // updated_at, see above
+            let column = PageColumns.comparedNames[i]
+            // The column names, as lists and filters know them (`_us` is only how they are read here).
+            found.append(column.hasSuffix("_us") ? String(column.dropLast(3)) + "_at" : column)
+        }
+        return found
+    }
+
+    /// Where `OrderRowScan`'s columns are in a page, found once a page rather than by name for
+    /// every field of every row.
+    struct PageColumns {
+        /// The columns `columnDifferences` compares, in its order.
+        static let comparedNames = [
+            "provider", "status", "status_name", "paid", "attention", "late_payment", "refunded",
+            "expected_amount", "paid_amount", "asset", "fiat_currency", "fiat_amount", "provider_order_id",
+            "tx_hash", "external_customer_id", "created_us", "paid_us", "event_count", "last_position", "updated_us",
+        ]
+        let compared: [Int]
+        let state: Int, paidRecorded: Int, document: Int, documentMasked: Int
+
+        init(_ page: QueryResult) throws {
+            compared = try Self.comparedNames.map { try page.column($0) }
+            state = try page.column("state")
+            paidRecorded = try page.column("paid_recorded_us")
+            document = try page.column("document")
+            documentMasked = try page.column("document_masked")
+        }
     }
 
     /// The stored response documents (what GET answers) against those rendered
     /// from the replayed state. A document of another rendering version is not
     /// served (it is derived from the state), so it is no difference.
-    private func documentDifferences(_ replayed: OrderState, _ page: QueryResult, _ r: Int) throws -> [String] {
+    private func documentDifferences(_ replayed: OrderState, _ page: QueryResult, _ r: Int, _ columns: PageColumns) -> [String] {
         let expected = OrderDocuments(replayed)
         var found: [String] = []
-        for (masked, column) in [(false, "document"), (true, "document_masked")] {
-            if let stored = try page.value(r, column), Array(stored.utf8) != expected.body(masked: masked) {
+        for (masked, column, index) in [(false, "document", columns.document), (true, "document_masked", columns.documentMasked)] {
+            if let stored = page.rows[r][index], !Self.same(stored, expected.body(masked: masked)) {
                 found.append(column)
             }
         }

@@ -8,9 +8,14 @@ package struct ScannedEvent: Sendable {
     package var recorded: Result<RecordedEvent, UnreadableEvent>
 
     package init(_ stored: StoredEvent) {
+        self.init(stored, metadata: Result { try JSONValue.parse(stored: stored.metadataJSON) })
+    }
+
+    /// `metadata`: the stored metadata column, parsed already (or why it cannot be).
+    package init(_ stored: StoredEvent, metadata: Result<JSONValue, any Error>) {
         self.stored = stored
         do {
-            recorded = .success(try EventMapping.recorded(stored))
+            recorded = .success(try EventMapping.recorded(stored, metadata: try metadata.get()))
         } catch {
             recorded = .failure(UnreadableEvent(reason: String(describing: error)))
         }

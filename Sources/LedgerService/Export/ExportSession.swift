@@ -17,7 +17,7 @@ import LedgerPostgres
 /// snapshot is taken only after every append in flight has committed, so no event
 /// recorded before `to` can still commit after it.
 ///
-/// The rows stream with one binary COPY, read on a thread of their own (`ExportFeed`)
+/// The rows stream with one binary COPY, read on a thread of their own (`ReadingThread`)
 /// while the session formats the ones before. What must be read beside them while the
 /// COPY runs (an order's events folded again) goes through a second connection, opened
 /// only when needed, that reads the same snapshot (`SharedSnapshot`).
@@ -36,8 +36,8 @@ package final class ExportSession {
     private var head: (position: Int64, hash: [UInt8]) = (0, [])
     private let cachedStreams: Int
     private var state = Phase.fresh
-    private var events: ExportFeed<PeriodEvent>?
-    private var orders: ExportFeed<PaidOrderScan.Row>?
+    private var events: ReadingThread<PeriodEvent>?
+    private var orders: ReadingThread<PaidOrderScan.Row>?
     private var beside: BesideReads?
 
     private enum Phase { case fresh, reading, done }
@@ -127,7 +127,7 @@ package final class ExportSession {
         switch kind {
         case .orders:
             let scan = PaidOrderScan(from: from, to: to)
-            orders = ExportFeed { put in
+            orders = ReadingThread { put in
                 var batch = Batches<PaidOrderScan.Row>(size: batchRows, put: put)
                 try scan.run(on: connection) { try batch.add($0) }
                 try batch.flush()
@@ -136,7 +136,7 @@ package final class ExportSession {
             let scan = PeriodEventScan(from: from, to: to)
             guard let period = try scan.bounds(on: connection) else { return }
             let head = self.head.position, beside = self.beside!, cachedStreams = self.cachedStreams
-            events = ExportFeed { put in
+            events = ReadingThread { put in
                 // Each batch's statuses are folded on this thread before it goes (the session
                 // formats the batch before), so the work splits about evenly between the two.
                 var statuses = StatusTracker(capacity: cachedStreams)
@@ -254,7 +254,7 @@ final class PeriodEvent: @unchecked Sendable {
     }
 }
 
-/// Items gathered into batches of `size` for an `ExportFeed`.
+/// Items gathered into batches of `size` for a `ReadingThread`.
 private struct Batches<Item: Sendable> {
     let size: Int
     let put: ([Item]) throws -> Void

@@ -54,7 +54,11 @@ package struct SignatureRecheck: Sendable {
     /// Checks one stored event; events not verified by a signature are passed over.
     package mutating func check(_ event: StoredEvent) throws {
         guard Self.mentionsSignedWith(event.metadataJSON) else { return }   // most events: no parse
-        let metadata = try JSONValue.parse(stored: event.metadataJSON)
+        try check(event, metadata: try JSONValue.parse(stored: event.metadataJSON))
+    }
+
+    /// Checks one stored event whose metadata column was parsed already (`metadata`).
+    package mutating func check(_ event: StoredEvent, metadata: JSONValue) throws {
         guard metadata["verifiedBy"]?.stringValue == "signature", let signedWith = metadata["signedWith"] else { return }
         guard let provider = StoredSignature.provider(of: signedWith) else {
             fail(event.position, "signed", "its metadata records no signature headers a recheck can read")

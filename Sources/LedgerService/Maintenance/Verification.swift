@@ -4,8 +4,8 @@ import LedgerPostgres
 
 /// `ledger verify`: reads the log once (`EventLogScan`: a binary COPY in stream order),
 /// checking every link of the hash chain and every stored signature on one thread while
-/// another folds each order's stream and compares it with its read-model row, all in one
-/// snapshot shared by two connections.
+/// another folds each order's stream and compares it with its read-model row (read by a
+/// third, `OrderRowScan`), all in one snapshot shared by three connections.
 package struct Verification: Sendable {
     package init() {}
 
@@ -42,11 +42,23 @@ package struct Verification: Sendable {
             let handOff = BatchHandOff<ScannedEvent>(capacity: Self.waitingBatches)
             let scan = ScanThread(scanner: scanner, snapshot: snapshot, signatures: signatures, handOff: handOff)
             Thread(block: scan.run).start()
+            // The read-model rows, in order-number order, on a third connection.
+            let rowReader = try PostgresConnection(connectionString: c.connectionString)
+            defer { rowReader.close() }
+            let rows = ReadingThread<QueryResult>(capacity: 2) { put in
+                try snapshot.join(on: rowReader) { r in try OrderRowScan().run(on: r) { try put([$0]) } }
+            }
+            defer { rows.stop() }
+            var pending: [QueryResult] = []
+            let nextPage: () throws -> QueryResult? = {
+                if pending.isEmpty, let batch = try rows.next() { pending = batch.reversed() }
+                return pending.popLast()
+            }
 
             var summary = DifferenceSummary()
             var folded: Int64 = 0
             try withoutActuallyEscaping(each) { each in
-                let orders = OrderStreamCheck(rowsOn: c) { difference in
+                let orders = OrderStreamCheck(pages: nextPage) { difference in
                     summary.add(difference)
                     each(difference)
                 }
@@ -105,8 +117,10 @@ private final class ScanThread: @unchecked Sendable {
                 batch.reserveCapacity(Verification.batchEvents)
                 try EventLogScan().run(on: s) { event, previousHash in
                     links.check(event, previousHash: previousHash)
-                    try recheck?.check(event)
-                    batch.append(ScannedEvent(event))
+                    // The metadata is parsed once, for the recheck and the canonical event.
+                    let metadata = Result { try JSONValue.parse(stored: event.metadataJSON) }
+                    if recheck != nil, case .success(let parsed) = metadata { try recheck!.check(event, metadata: parsed) }
+                    batch.append(ScannedEvent(event, metadata: metadata))
                     if batch.count == Verification.batchEvents {
                         try handOff.put(batch)
                         batch.removeAll(keepingCapacity: true)

@@ -1,11 +1,11 @@
 import Foundation
 
-/// An export's rows read on a thread of their own: `produce` streams them from PostgreSQL
-/// (a COPY on the export's connection) and hands them out in batches while the export
-/// formats the ones before, so PostgreSQL never waits for a round trip. At most
-/// `capacity` batches wait (memory stays flat); the export's connection belongs to the
-/// thread until it has ended (`stop`, or the last batch taken).
-final class ExportFeed<Item: Sendable>: @unchecked Sendable {
+/// Rows read on a thread of their own: `produce` streams them from PostgreSQL (a COPY on
+/// a connection the thread owns meanwhile: an export's, or one of `ledger verify`'s) and
+/// hands them out in batches while the consumer works on the ones before, so PostgreSQL
+/// never waits for a round trip. At most `capacity` batches wait (memory stays flat); the
+/// connection belongs to the thread until it has ended (`stop`, or the last batch taken).
+final class ReadingThread<Item: Sendable>: @unchecked Sendable {
     // @unchecked: `handOff` is thread-safe; `thread` is touched only by the consumer.
     private let handOff: BatchHandOff<Item>
     private var started = false
@@ -21,7 +21,7 @@ final class ExportFeed<Item: Sendable>: @unchecked Sendable {
                 handOff.end(error)
             }
         }
-        thread.name = "ledger export"
+        thread.name = "ledger reader"
         thread.start()
         started = true
     }
