@@ -92,19 +92,17 @@ package struct ReadModelCheck {
     func replay(_ no: MerchantOrderNo, _ events: [ScannedEvent], _ sink: Sink) throws -> (OrderState, Timestamp?)? {
         var model: (OrderState, Timestamp?) = (OrderState(merchantOrderNo: no), nil)
         for scanned in events {
-            let stored = scanned.stored
-            let recorded: RecordedEvent
-            switch scanned.recorded {
-            case .success(let event):
-                recorded = event
-            case .failure(let unreadable):
-                try sink.add("event \(stored.position)", ["(unreadable event)"],
-                             "event \(stored.position) (\(stored.stream)) cannot be read back: \(unreadable.reason)")
+            guard case .success(let recorded) = scanned.recorded else {
+                if case .failure(let unreadable) = scanned.recorded {
+                    try sink.add("event \(scanned.stored.position)", ["(unreadable event)"],
+                                 "event \(scanned.stored.position) (\(scanned.stored.stream)) cannot be read back: \(unreadable.reason)")
+                }
                 return nil
             }
             // The service writes an order's events to its own stream; another writer could
             // have broken that (the projection would fold such an event into the order it names).
             if let named = recorded.event.merchantOrderNo, named != no {
+                let stored = scanned.stored
                 try sink.add("event \(stored.position)", ["(foreign stream)"],
                              "event \(stored.position) in stream \(stored.stream) names order \(named.value): an order's stream must hold its own events only")
                 continue

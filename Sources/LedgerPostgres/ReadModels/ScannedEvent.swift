@@ -1,13 +1,14 @@
 import LedgerCore
 
 /// An event of a scan of the log with its canonical form, mapped on the thread that
-/// read it (`EventMapping.recorded`), so that the thread folding it only folds.
-package struct ScannedEvent: Sendable {
-    package var stored: StoredEvent
+/// read it (`EventMapping.recorded`), so that the thread folding it only folds. A class:
+/// the folding thread gathers each stream's events without copying their many fields.
+package final class ScannedEvent: Sendable {
+    package let stored: StoredEvent
     /// The canonical event, or why the stored row cannot be read back as one.
-    package var recorded: Result<RecordedEvent, UnreadableEvent>
+    package let recorded: Result<RecordedEvent, UnreadableEvent>
 
-    package init(_ stored: StoredEvent) {
+    package convenience init(_ stored: StoredEvent) {
         self.init(stored, metadata: Result { try JSONValue.parse(stored: stored.metadataJSON) })
     }
 
