@@ -23,31 +23,54 @@ public enum StoredSignature {
         return nil
     }
 
+    /// Keys made ready once for many rechecks, each with its fingerprint.
+    public struct Keys: Sendable {
+        let prepared: [HMACKey]
+        let ids: [String]
+        public var isEmpty: Bool { prepared.isEmpty }
+
+        public init(_ keys: [String]) {
+            prepared = keys.map { HMACKey(Array($0.utf8)) }
+            ids = keys.map(WebhookAuth.keyId)
+        }
+    }
+
     /// web3: HMAC-SHA256(key, X-Pay-Timestamp || raw) against X-Pay-Signature, any key.
     public static func web3(signedWith: JSONValue, raw: [UInt8], keys: [String]) -> Verdict {
+        web3(signedWith: signedWith, raw: raw, keys: Keys(keys))
+    }
+
+    public static func web3(signedWith: JSONValue, raw: [UInt8], keys: Keys) -> Verdict {
         guard let timestamp = signedWith["X-Pay-Timestamp"]?.stringValue,
               let signature = signedWith["X-Pay-Signature"]?.stringValue else {
             return .unreadable("no X-Pay-Timestamp or X-Pay-Signature recorded")
         }
-        return check(signature, message: Array(timestamp.utf8) + raw, keys: keys)
+        return check(signature, prefix: Array(timestamp.utf8), message: raw, keys: keys)
     }
 
     /// Banxa: HMAC-SHA256(secret, "POST\n" path "\n" nonce "\n" raw) against the recorded
     /// signature, any secret.
     public static func banxa(signedWith: JSONValue, raw: [UInt8], secrets: [String]) -> Verdict {
+        banxa(signedWith: signedWith, raw: raw, secrets: Keys(secrets))
+    }
+
+    public static func banxa(signedWith: JSONValue, raw: [UInt8], secrets: Keys) -> Verdict {
         guard let path = signedWith["path"]?.stringValue, let nonce = signedWith["nonce"]?.stringValue,
               let signature = signedWith["signature"]?.stringValue else {
             return .unreadable("no path, nonce or signature recorded")
         }
-        return check(signature, message: BanxaWebhook.message(path: path, nonce: nonce, body: raw), keys: secrets)
+        return check(signature, prefix: [], message: BanxaWebhook.message(path: path, nonce: nonce, body: raw), keys: secrets)
     }
 
-    private static func check(_ signatureText: String, message: [UInt8], keys: [String]) -> Verdict {
+    /// Tries each key in turn; every comparison is constant-time.
+    private static func check(_ signatureText: String, prefix: [UInt8], message: [UInt8], keys: Keys) -> Verdict {
         guard !keys.isEmpty else { return .noKeys }
         guard let signature = try? WebhookAuth.signatureBytes(WebhookAuth.trim(signatureText)) else {
             return .unreadable("the recorded signature is not 64 hexadecimal digits")
         }
-        guard let index = try? WebhookAuth.matchKey(keys, signature: signature, message: message) else { return .mismatch }
-        return .matches(keyId: WebhookAuth.keyId(keys[index]))
+        for (index, key) in keys.prepared.enumerated() where Crypto.constantTimeEqual(key.mac(prefix, message), signature) {
+            return .matches(keyId: keys.ids[index])
+        }
+        return .mismatch
     }
 }

@@ -24,6 +24,9 @@ enum WebhookAuth {
     }
 
     static func trim(_ s: String) -> String {
+        let utf8 = s.utf8
+        func blank(_ c: UInt8?) -> Bool { c == UInt8(ascii: " ") || c == UInt8(ascii: "\t") }
+        if !blank(utf8.first) && !blank(utf8.last) { return s }   // the common case: nothing to trim
         var sub = Substring(s)
         while let f = sub.first, f == " " || f == "\t" { sub.removeFirst() }
         while let l = sub.last, l == " " || l == "\t" { sub.removeLast() }

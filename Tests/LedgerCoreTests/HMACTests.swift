@@ -48,4 +48,20 @@ struct HMACTests {
             }
         }
     }
+
+    @Test("a key made ready once gives Crypto's HMAC, for 2,000 seeded keys of 0-200 bytes and split messages")
+    func preparedKey() {
+        var random = SplitMix64(seed: 0x4D_AC_0001)
+        for n in 0..<2_000 {
+            let key = (0..<Int(random.next() % 201)).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+            let message = (0..<Int(random.next() % 700)).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+            let split = message.isEmpty ? 0 : Int(random.next() % UInt64(message.count + 1))
+            let prepared = HMACKey(key)
+            let expected = Crypto.hmacSHA256(key: key, message: message)
+            #expect(prepared.mac(Array(message[..<split]), Array(message[split...])) == expected, "case \(n)")
+            // Used again, it gives the same: the kept states are copied, never advanced.
+            #expect(prepared.mac([], message) == expected, "case \(n), second use")
+            #expect(expected == Self.openSSL(key: key, message: message), "case \(n) against OpenSSL's HMAC")
+        }
+    }
 }

@@ -9,6 +9,8 @@ import LedgerPostgres
 package struct SignatureRecheck: Sendable {
     package let web3Keys: [String]
     package let banxaSecrets: [String]
+    private let web3: StoredSignature.Keys
+    private let banxa: StoredSignature.Keys
 
     /// What the recheck found, by provider.
     package struct Tally: Sendable, Equatable {
@@ -27,6 +29,8 @@ package struct SignatureRecheck: Sendable {
     package init(web3Keys: [String], banxaSecrets: [String]) {
         self.web3Keys = web3Keys
         self.banxaSecrets = banxaSecrets
+        web3 = StoredSignature.Keys(web3Keys)
+        banxa = StoredSignature.Keys(banxaSecrets)
     }
 
     package init(_ configuration: ServiceConfiguration) {
@@ -66,8 +70,8 @@ package struct SignatureRecheck: Sendable {
         }
         let raw = event.raw ?? []
         let verdict = provider == Web3Webhook.provider
-            ? StoredSignature.web3(signedWith: signedWith, raw: raw, keys: web3Keys)
-            : StoredSignature.banxa(signedWith: signedWith, raw: raw, secrets: banxaSecrets)
+            ? StoredSignature.web3(signedWith: signedWith, raw: raw, keys: web3)
+            : StoredSignature.banxa(signedWith: signedWith, raw: raw, secrets: banxa)
         var tally = tallies[provider] ?? Tally()
         switch verdict {
         case .matches:
