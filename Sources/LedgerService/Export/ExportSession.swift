@@ -145,7 +145,7 @@ package final class ExportSession {
                     try statuses.prepare(for: items, replay: replay)
                     for item in items {
                         // Events of the run recorded outside the period are folded, not shown.
-                        item.statusAfter = try statuses.after(try item.recorded.get(), stored: item.stored, replay: replay)
+                        item.statusAfter = try statuses.after(item, replay: replay)
                     }
                     try put(items)
                 }
@@ -202,11 +202,12 @@ package final class ExportSession {
             var rows = [ExportRow]()
             rows.reserveCapacity(batch.count)
             for item in batch where item.inPeriod {
-                let stored = item.stored, recorded = try item.recorded.get()
+                guard case .success(let recorded) = item.recorded else { _ = try item.recorded.get(); continue }
                 rows.append(ExportRow(event: ExportedEvent(
-                    position: stored.position, recordedAt: stored.recordedAt, observedAt: stored.observedAt,
-                    stream: stored.stream, type: stored.type, source: stored.source, eventID: stored.eventID,
-                    hash: stored.hash, event: recorded.event, statusAfter: item.statusAfter)))
+                    position: item.stored.position, recordedAt: item.stored.recordedAt, observedAt: item.stored.observedAt,
+                    stream: item.stored.stream, type: item.stored.type, source: item.stored.source,
+                    eventID: item.stored.eventID, hash: item.stored.hash, event: recorded.event,
+                    statusAfter: item.statusAfter)))
             }
             return rows
         }

@@ -18,13 +18,20 @@ struct StatusTracker {
     private var recent: [String: Folded] = [:]
     private var older: [String: Folded] = [:]
 
-    private struct Folded {
+    /// A class: looking a stream's state up, keeping it and moving it between generations
+    /// copies one reference, not every field of the state.
+    private final class Folded {
         var state: OrderState
         /// The stream version folded last; nil when the event's stream is not its order's own.
         var version: Int?
 
-        /// Whether `event` comes right after what was folded (or continuity is not known).
-        func isFollowed(by event: StoredEvent) -> Bool { version.map { $0 + 1 == event.streamVersion } ?? true }
+        init(state: OrderState, version: Int?) {
+            self.state = state
+            self.version = version
+        }
+
+        /// Whether an event of `version` comes right after what was folded (or continuity is not known).
+        func isFollowed(byVersion next: Int) -> Bool { version.map { $0 + 1 == next } ?? true }
     }
 
     init(capacity: Int) { self.capacity = max(1, capacity) }
@@ -35,17 +42,17 @@ struct StatusTracker {
         var started = Set<String>()   // streams that begin in the batch
         var missing: [String] = []
         for item in batch where item.stored.stream.hasPrefix(MerchantOrderNo.streamPrefix) {
-            let event = item.stored
-            if let known = folded(event.stream) {
-                if known.isFollowed(by: event) { continue }
-            } else if event.streamVersion == 1 {
-                started.insert(event.stream)
+            let stream = item.stored.stream, version = item.stored.streamVersion
+            if let known = folded(stream) {
+                if known.isFollowed(byVersion: version) { continue }
+            } else if version == 1 {
+                started.insert(stream)
                 continue
-            } else if started.contains(event.stream) {
+            } else if started.contains(stream) {
                 continue
             }
-            guard !missing.contains(event.stream) else { continue }
-            missing.append(event.stream)
+            guard !missing.contains(stream) else { continue }
+            missing.append(stream)
         }
         guard !missing.isEmpty else { return }
         let earlier = try replay(missing, first)
@@ -57,27 +64,28 @@ struct StatusTracker {
         }
     }
 
-    /// The order's status after `recorded` (`stored`'s canonical form), nil for events of
-    /// no order; `replay` folds a stream no kept state or version 1 starts.
-    mutating func after(_ recorded: RecordedEvent, stored: StoredEvent, replay: Replay) throws -> OrderStatus? {
+    /// The order's status after `item`, nil for events of no order; `replay` folds a
+    /// stream no kept state or version 1 starts. Rethrows why `item` cannot be read back.
+    mutating func after(_ item: PeriodEvent, replay: Replay) throws -> OrderStatus? {
+        guard case .success(let recorded) = item.recorded else { _ = try item.recorded.get(); return nil }
         guard let no = recorded.event.merchantOrderNo else { return nil }
-        let own = Self.isOwnStream(stored.stream, of: no)
-        let stream = own ? stored.stream : no.stream
-        let version = own ? stored.streamVersion : nil
+        let own = Self.isOwnStream(item.stored.stream, of: no)
+        let stream = own ? item.stored.stream : no.stream
+        let version = own ? item.stored.streamVersion : nil
         // The common case: the stream's state was kept in the newer generation; folded in place.
-        if let known = recent[stream], !own || known.isFollowed(by: stored) {
-            return Self.fold(&recent[stream]!, recorded, version)
+        if let known = recent[stream], !own || known.isFollowed(byVersion: item.stored.streamVersion) {
+            return Self.fold(known, recorded, version)
         }
-        var folded: Folded
-        if let known = older[stream], !own || known.isFollowed(by: stored) {
+        let folded: Folded
+        if let known = older[stream], !own || known.isFollowed(byVersion: item.stored.streamVersion) {
             folded = known
-        } else if own && stored.streamVersion == 1 {
+        } else if own && item.stored.streamVersion == 1 {
             folded = Folded(state: OrderState.replay(no, []), version: nil)
         } else {
-            let earlier = try replay([stream], stored.position)[stream] ?? []
+            let earlier = try replay([stream], item.stored.position)[stream] ?? []
             folded = Folded(state: OrderState.replay(no, try earlier.map(EventMapping.recorded)), version: nil)
         }
-        let status = Self.fold(&folded, recorded, version)
+        let status = Self.fold(folded, recorded, version)
         keep(stream, folded)
         return status
     }
@@ -89,7 +97,7 @@ struct StatusTracker {
         return s.count == prefix.count + value.count && s.starts(with: prefix) && s.dropFirst(prefix.count).elementsEqual(value)
     }
 
-    private static func fold(_ folded: inout Folded, _ recorded: RecordedEvent, _ version: Int?) -> OrderStatus {
+    private static func fold(_ folded: Folded, _ recorded: RecordedEvent, _ version: Int?) -> OrderStatus {
         OrderState.reduce(into: &folded.state, recorded)
         folded.version = version
         return folded.state.status
