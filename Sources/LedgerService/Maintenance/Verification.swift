@@ -39,12 +39,13 @@ package struct Verification: Sendable {
             let snapshot = try SharedSnapshot.export(from: c)
             let scanner = try PostgresConnection(connectionString: c.connectionString)
             defer { scanner.close() }
+            // The read-model rows, in order-number order, on a third connection (opened
+            // before any thread starts: nothing below throws until they are running).
+            let rowReader = try PostgresConnection(connectionString: c.connectionString)
+            defer { rowReader.close() }
             let handOff = BatchHandOff<ScannedEvent>(capacity: Self.waitingBatches)
             let scan = ScanThread(scanner: scanner, snapshot: snapshot, signatures: signatures, handOff: handOff)
             Thread(block: scan.run).start()
-            // The read-model rows, in order-number order, on a third connection.
-            let rowReader = try PostgresConnection(connectionString: c.connectionString)
-            defer { rowReader.close() }
             let rows = ReadingThread<QueryResult>(capacity: 2) { put in
                 try snapshot.join(on: rowReader) { r in try OrderRowScan().run(on: r) { try put([$0]) } }
             }
