@@ -44,6 +44,28 @@ public enum Crypto {
     /// digest state. Checked against `HMAC()` and RFC 4231's vectors
     /// (Tests/LedgerCoreTests/HMACTests.swift).
     private static func hmac(key: [UInt8], message feed: (_ update: ([UInt8]) -> Void) -> Void) -> [UInt8] {
+        var block = hmacKeyBlock(key)
+        var inner = [UInt8](repeating: 0, count: 32)
+        var mac = [UInt8](repeating: 0, count: 32)
+        guard let context = EVP_MD_CTX_new() else { preconditionFailure("OpenSSL EVP_MD_CTX_new failed: out of memory") }
+        defer {
+            EVP_MD_CTX_free(context)
+            wipe(&block)
+            wipe(&inner)
+        }
+        startPad(context, block, mask: 0x36)
+        feed { digestUpdate(context, $0) }
+        digestFinal(context, into: &inner)
+        startPad(context, block, mask: 0x5c)
+        digestUpdate(context, inner)
+        digestFinal(context, into: &mac)
+        return mac
+    }
+
+    // HMAC's parts, shared with `HMACKey`.
+
+    /// The key as HMAC's 64-byte block: hashed first when longer, zero-padded. Wipe it after.
+    static func hmacKeyBlock(_ key: [UInt8]) -> [UInt8] {
         let blockSize = 64
         var block = [UInt8](repeating: 0, count: blockSize)
         if key.count > blockSize {
@@ -53,41 +75,31 @@ public enum Crypto {
         } else {
             block.replaceSubrange(0..<key.count, with: key)
         }
-        var pad = [UInt8](repeating: 0, count: blockSize)
-        var inner = [UInt8](repeating: 0, count: 32)
-        var mac = [UInt8](repeating: 0, count: 32)
-        guard let context = EVP_MD_CTX_new() else { preconditionFailure("OpenSSL EVP_MD_CTX_new failed: out of memory") }
-        defer {
-            EVP_MD_CTX_free(context)
-            wipe(&block)
-            wipe(&pad)
-            wipe(&inner)
-        }
-        func update(_ bytes: [UInt8]) {
-            let ok = bytes.withUnsafeBytes { EVP_DigestUpdate(context, $0.baseAddress, $0.count) }
-            precondition(ok == 1, "OpenSSL EVP_DigestUpdate(SHA-256) failed")
-        }
-        func finish(into out: inout [UInt8]) {
-            var length: UInt32 = 32
-            let ok = out.withUnsafeMutableBufferPointer { EVP_DigestFinal_ex(context, $0.baseAddress, &length) }
-            precondition(ok == 1 && length == 32, "OpenSSL EVP_DigestFinal_ex(SHA-256) failed")
-        }
-        func start(_ mask: UInt8) {
-            precondition(EVP_DigestInit_ex(context, FetchedDigest.sha256.pointer, nil) == 1,
-                         "OpenSSL EVP_DigestInit_ex(SHA-256) failed")
-            for i in 0..<blockSize { pad[i] = block[i] ^ mask }
-            update(pad)
-        }
-        start(0x36)
-        feed(update)
-        finish(into: &inner)
-        start(0x5c)
-        update(inner)
-        finish(into: &mac)
-        return mac
+        return block
     }
 
-    private static func wipe(_ bytes: inout [UInt8]) {
+    /// Starts `context`'s SHA-256 with the pad `block ^ mask` (0x36 inner, 0x5c outer); the
+    /// pad is wiped once hashed.
+    static func startPad(_ context: OpaquePointer, _ block: [UInt8], mask: UInt8) {
+        precondition(EVP_DigestInit_ex(context, FetchedDigest.sha256.pointer, nil) == 1,
+                     "OpenSSL EVP_DigestInit_ex(SHA-256) failed")
+        var pad = block.map { $0 ^ mask }
+        digestUpdate(context, pad)
+        wipe(&pad)
+    }
+
+    static func digestUpdate(_ context: OpaquePointer, _ bytes: [UInt8]) {
+        let ok = bytes.withUnsafeBytes { EVP_DigestUpdate(context, $0.baseAddress, $0.count) }
+        precondition(ok == 1, "OpenSSL EVP_DigestUpdate(SHA-256) failed")
+    }
+
+    static func digestFinal(_ context: OpaquePointer, into out: inout [UInt8]) {
+        var length: UInt32 = 32
+        let ok = out.withUnsafeMutableBufferPointer { EVP_DigestFinal_ex(context, $0.baseAddress, &length) }
+        precondition(ok == 1 && length == 32, "OpenSSL EVP_DigestFinal_ex(SHA-256) failed")
+    }
+
+    static func wipe(_ bytes: inout [UInt8]) {
         bytes.withUnsafeMutableBytes { OPENSSL_cleanse($0.baseAddress, $0.count) }
     }
 

@@ -31,59 +31,33 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         let micros = Int(microseconds - secs * 1_000_000)
         let (y, m, d) = Self.civil(fromDays: Int(floorDiv(secs, 86_400)))
         let sod = Int(secs - floorDiv(secs, 86_400) * 86_400)
-        guard (0...9999).contains(y) else {   // a year beyond 9999 or before 0: as String prints it
-            appendRFC3339Digitwise(year: y, month: m, day: d, secondOfDay: sod, micros: micros, to: &b)
-            return
+        if (0...9999).contains(y) {
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 4) { t in
+                DecimalDigits.write(y, width: 4, into: t, at: 0)
+                b.append(contentsOf: t)
+            }
+        } else {   // a year beyond 9999 or before 0: as String prints it, padded to four digits
+            let text = Array(String(y).utf8)
+            if text.count < 4 { b.append(contentsOf: [UInt8](repeating: 48, count: 4 - text.count)) }
+            b.append(contentsOf: text)
         }
-        // "YYYY-MM-DDTHH:MM:SS.ffffffZ": filled in a small buffer, copied once.
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 27) { t in
-            DecimalDigits.write(y, width: 4, into: t, at: 0); t[4] = UInt8(ascii: "-")
-            DecimalDigits.write(m, width: 2, into: t, at: 5); t[7] = UInt8(ascii: "-")
-            DecimalDigits.write(d, width: 2, into: t, at: 8); t[10] = UInt8(ascii: "T")
-            DecimalDigits.write(sod / 3600, width: 2, into: t, at: 11); t[13] = UInt8(ascii: ":")
-            DecimalDigits.write(sod / 60 % 60, width: 2, into: t, at: 14); t[16] = UInt8(ascii: ":")
-            DecimalDigits.write(sod % 60, width: 2, into: t, at: 17)
-            var end = 19
+        // "-MM-DDTHH:MM:SS.ffffffZ": filled in a small buffer, copied once.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 23) { t in
+            t[0] = UInt8(ascii: "-"); DecimalDigits.write(m, width: 2, into: t, at: 1)
+            t[3] = UInt8(ascii: "-"); DecimalDigits.write(d, width: 2, into: t, at: 4)
+            t[6] = UInt8(ascii: "T"); DecimalDigits.write(sod / 3600, width: 2, into: t, at: 7)
+            t[9] = UInt8(ascii: ":"); DecimalDigits.write(sod / 60 % 60, width: 2, into: t, at: 10)
+            t[12] = UInt8(ascii: ":"); DecimalDigits.write(sod % 60, width: 2, into: t, at: 13)
+            var end = 15
             if micros != 0 {
-                t[19] = UInt8(ascii: ".")
-                DecimalDigits.write(micros, width: 6, into: t, at: 20)
-                end = 26
+                t[15] = UInt8(ascii: ".")
+                DecimalDigits.write(micros, width: 6, into: t, at: 16)
+                end = 22
                 while t[end - 1] == 48 { end -= 1 }
             }
             t[end] = UInt8(ascii: "Z")
             b.append(contentsOf: UnsafeBufferPointer(rebasing: t[0...end]))
         }
-    }
-
-    /// `appendRFC3339` for a year outside 0...9999, digit by digit.
-    private func appendRFC3339Digitwise(year y: Int, month m: Int, day d: Int, secondOfDay sod: Int, micros: Int,
-                                        to b: inout [UInt8]) {
-        func digits(_ value: Int, _ width: Int) {
-            var divisor = 1
-            for _ in 1..<width { divisor *= 10 }
-            if value >= divisor * 10 || value < 0 {
-                let text = Array(String(value).utf8)
-                if text.count < width { b.append(contentsOf: [UInt8](repeating: 48, count: width - text.count)) }
-                b.append(contentsOf: text)
-                return
-            }
-            var rest = value
-            while divisor > 0 {
-                b.append(UInt8(48 + rest / divisor % 10))
-                rest %= divisor
-                divisor /= 10
-            }
-        }
-        digits(y, 4); b.append(UInt8(ascii: "-")); digits(m, 2); b.append(UInt8(ascii: "-")); digits(d, 2)
-        b.append(UInt8(ascii: "T"))
-        digits(sod / 3600, 2); b.append(UInt8(ascii: ":")); digits(sod / 60 % 60, 2); b.append(UInt8(ascii: ":"))
-        digits(sod % 60, 2)
-        if micros != 0 {
-            b.append(UInt8(ascii: "."))
-            digits(micros, 6)
-            while b.last == 48 { b.removeLast() }
-        }
-        b.append(UInt8(ascii: "Z"))
     }
 
     public var description: String { rfc3339 }

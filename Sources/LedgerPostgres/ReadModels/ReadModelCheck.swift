@@ -126,34 +126,36 @@ package struct ReadModelCheck {
             s.providerOrderId, s.txHash, s.externalCustomerId,
             s.createdAt.map { String($0.microseconds) }, s.paidAt.map { String($0.microseconds) },
             String(s.eventCount), String(s.lastPosition ?? 0),
-            // A state without an update time was saved with the time of saving: nothing to compare.
-            s.updatedAt.map { String($0.microseconds) },
         ]
         let row = page.rows[r]
         var found: [String] = []
-        for (i, value) in expected.enumerated() where row[columns.compared[i]] != value {
-            if value == nil && i == expected.count - 1 { continue }   // updated_at, see above
-            let column = PageColumns.comparedNames[i]
+        func compare(_ index: Int, _ value: String?) {
+            guard row[index] != value else { return }
+            let column = page.columns[index]
             // The column names, as lists and filters know them (`_us` is only how they are read here).
             found.append(column.hasSuffix("_us") ? String(column.dropLast(3)) + "_at" : column)
         }
+        for (i, value) in expected.enumerated() { compare(columns.compared[i], value) }
+        // A state without an update time was saved with the time of saving: nothing to compare.
+        if let updated = s.updatedAt { compare(columns.updated, String(updated.microseconds)) }
         return found
     }
 
     /// Where `OrderRowScan`'s columns are in a page, found once a page rather than by name for
     /// every field of every row.
     struct PageColumns {
-        /// The columns `columnDifferences` compares, in its order.
+        /// The columns `columnDifferences` compares, in its order (`updated_us` after them).
         static let comparedNames = [
             "provider", "status", "status_name", "paid", "attention", "late_payment", "refunded",
             "expected_amount", "paid_amount", "asset", "fiat_currency", "fiat_amount", "provider_order_id",
-            "tx_hash", "external_customer_id", "created_us", "paid_us", "event_count", "last_position", "updated_us",
+            "tx_hash", "external_customer_id", "created_us", "paid_us", "event_count", "last_position",
         ]
         let compared: [Int]
-        let state: Int, paidRecorded: Int, document: Int, documentMasked: Int
+        let updated: Int, state: Int, paidRecorded: Int, document: Int, documentMasked: Int
 
         init(_ page: QueryResult) throws {
             compared = try Self.comparedNames.map { try page.column($0) }
+            updated = try page.column("updated_us")
             state = try page.column("state")
             paidRecorded = try page.column("paid_recorded_us")
             document = try page.column("document")

@@ -8,10 +8,6 @@ package final class ScannedEvent: Sendable {
     /// The canonical event, or why the stored row cannot be read back as one.
     package let recorded: Result<RecordedEvent, UnreadableEvent>
 
-    package convenience init(_ stored: StoredEvent) {
-        self.init(stored, metadata: Result { try JSONValue.parse(stored: stored.metadataJSON) })
-    }
-
     /// `metadata`: the stored metadata column, parsed already (or why it cannot be).
     package init(_ stored: StoredEvent, metadata: Result<JSONValue, any Error>) {
         self.stored = stored

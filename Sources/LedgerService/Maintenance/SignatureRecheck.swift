@@ -37,31 +37,8 @@ package struct SignatureRecheck: Sendable {
         self.init(web3Keys: configuration.web3APIKeys, banxaSecrets: configuration.banxaAPISecrets)
     }
 
-    private static let signedWithKey = Array("\"signedWith\"".utf8)
-
-    /// Whether the metadata's text holds the key `"signedWith"` (bytes compared, no parse).
-    static func mentionsSignedWith(_ metadata: String) -> Bool {
-        var text = metadata
-        return text.withUTF8 { bytes -> Bool in
-            let key = signedWithKey
-            guard bytes.count >= key.count else { return false }
-            var i = 0
-            let last = bytes.count - key.count
-            while i <= last {
-                if bytes[i] == 0x22 && bytes[i + 1] == 0x73 && bytes[i ..< i + key.count].elementsEqual(key) { return true }
-                i += 1
-            }
-            return false
-        }
-    }
-
-    /// Checks one stored event; events not verified by a signature are passed over.
-    package mutating func check(_ event: StoredEvent) throws {
-        guard Self.mentionsSignedWith(event.metadataJSON) else { return }   // most events: no parse
-        try check(event, metadata: try JSONValue.parse(stored: event.metadataJSON))
-    }
-
-    /// Checks one stored event whose metadata column was parsed already (`metadata`).
+    /// Checks one stored event, its metadata column parsed (`metadata`); events not
+    /// verified by a signature are passed over.
     package mutating func check(_ event: StoredEvent, metadata: JSONValue) throws {
         guard metadata["verifiedBy"]?.stringValue == "signature", let signedWith = metadata["signedWith"] else { return }
         guard let provider = StoredSignature.provider(of: signedWith) else {

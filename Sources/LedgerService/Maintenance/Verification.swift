@@ -50,11 +50,7 @@ package struct Verification: Sendable {
                 try snapshot.join(on: rowReader) { r in try OrderRowScan().run(on: r) { try put([$0]) } }
             }
             defer { rows.stop() }
-            var pending: [QueryResult] = []
-            let nextPage: () throws -> QueryResult? = {
-                if pending.isEmpty, let batch = try rows.next() { pending = batch.reversed() }
-                return pending.popLast()
-            }
+            let nextPage: () throws -> QueryResult? = { try rows.next()?.first }   // one page a batch
 
             var summary = DifferenceSummary()
             var folded: Int64 = 0
