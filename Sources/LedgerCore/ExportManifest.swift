@@ -8,7 +8,7 @@ public struct ExportManifest: Sendable {
     public private(set) var rows: Int64 = 0
     public private(set) var highestPosition: Int64?
     /// Per asset: rows and the exact sum of their amounts.
-    public private(set) var totals: [String: (rows: Int64, amount: ExactDecimal)] = [:]
+    public private(set) var totals: [String: ExactSum] = [:]
     private let digest = Crypto.SHA256Stream()
     private var sha256: [UInt8]?
 
@@ -22,16 +22,13 @@ public struct ExportManifest: Sendable {
     /// Every byte of the data file passes through here, header included.
     public func wrote(_ bytes: [UInt8]) { digest.update(bytes) }
 
-    public mutating func counted(_ row: ExportRow) {
+    /// A row written: the newest ledger position it reflects, and the asset and amount it
+    /// adds to the totals (nil asset: it adds to none; an amount that is no decimal adds a row only).
+    public mutating func counted(asset: String?, amount: String?, position: Int64?) {
         rows += 1
-        if let p = row.position { highestPosition = max(highestPosition ?? p, p) }
-        guard let asset = row.asset else { return }
-        let amount = row.amount.flatMap(ExactDecimal.init)
-        func add(_ entry: inout (rows: Int64, amount: ExactDecimal)) {
-            entry.rows += 1
-            if let amount { entry.amount += amount }
-        }
-        add(&totals[asset, default: (0, .zero)])   // in place: one lookup of the asset a row, not two
+        if let position { highestPosition = max(highestPosition ?? position, position) }
+        guard let asset else { return }
+        totals[asset, default: ExactSum()].add(amount)   // in place: one lookup of the asset a row, not two
     }
 
     /// The file's SHA-256, once every byte was written (asking again gives the same).

@@ -15,47 +15,48 @@ public enum ExportKind: String, Sendable, CaseIterable {
     }
 }
 
-/// One row of an export, with what the manifest's totals need.
-public struct ExportRow: Sendable, Hashable {
-    public var cells: [ExportValue]
-    /// The asset and amount the row adds to the totals (nil asset: the row adds to none).
-    public var asset: String?
-    public var amount: String?
-    /// The newest ledger position the row reflects.
-    public var position: Int64?
-
-    /// An order as it stood at the end of the period.
-    public init(order s: OrderState) { self.init(order: ExportedOrder(s)) }
-
-    /// An order's row from its fields (as the read model stores them beside its state).
-    public init(order o: ExportedOrder) {
-        cells = [.text(o.merchantOrderNo), .text(o.provider), .text(o.providerOrderId),
-                 .integer(Int64(o.status)), .text(o.statusName), .text(o.asset),
-                 .amount(o.expectedAmount), .amount(o.paidAmount), .text(o.fiatCurrency), .amount(o.fiatAmount),
-                 .text(o.txHash), .time(o.createdAt), .time(o.paidAt), .bool(o.latePayment), .bool(o.attention),
-                 .bool(o.refunded), .integer(o.lastPosition)]
-        asset = o.asset
-        amount = o.paidAmount
-        position = o.lastPosition
+extension ExportedOrder {
+    /// The order's row, its cells in the order of `ExportKind.orders.columns`.
+    public func write(to w: inout ExportRowWriter) {
+        w.text(merchantOrderNo); w.text(provider); w.text(providerOrderId)
+        w.integer(Int64(status)); w.text(statusName); w.text(asset)
+        w.amount(expectedAmount); w.amount(paidAmount); w.text(fiatCurrency); w.amount(fiatAmount)
+        w.text(txHash); w.time(createdAt); w.time(paidAt); w.bool(latePayment); w.bool(attention)
+        w.bool(refunded); w.integer(lastPosition)
+        w.endRow()
     }
 
-    /// An event in ledger order; `statusAfter` is its order's status after it (nil for
-    /// enrollment streams).
-    public init(event e: ExportedEvent) {
-        var providerStatus: String?, amount: String?, asset: String?, txHash: String?
-        switch e.event {
-        case .registered(let r): (amount, asset) = (r.amount, r.asset)
-        case .observed(let o): (providerStatus, amount, asset, txHash) = (o.providerStatus, o.amount, o.asset, o.txHash)
-        case .adjustment(let a): (providerStatus, amount, asset) = (a.providerStatus, a.amount, a.asset)
-        case .clientSignal, .enrollment: break
+    /// What the row adds to the manifest: the asset paid and the amount paid.
+    public func count(in manifest: inout ExportManifest) {
+        manifest.counted(asset: asset, amount: paidAmount, position: lastPosition)
+    }
+}
+
+extension ExportedEvent {
+    /// The event's row, its cells in the order of `ExportKind.events.columns`.
+    public func write(to w: inout ExportRowWriter) {
+        let f = observation
+        w.integer(position); w.time(recordedAt); w.time(observedAt); w.text(stream)
+        w.text(event.merchantOrderNo?.value); w.text(type); w.text(source); w.text(event.provider)
+        w.text(f.providerStatus); w.integer(statusAfter.map { Int64($0.rawValue) }); w.amount(f.amount)
+        w.text(f.asset); w.text(f.txHash); w.text(eventID); w.text(Hex.encode(hash))
+        w.endRow()
+    }
+
+    /// What the row adds to the manifest: the asset and amount the event carries.
+    public func count(in manifest: inout ExportManifest) {
+        let f = observation
+        manifest.counted(asset: f.asset, amount: f.amount, position: position)
+    }
+
+    /// The columns only some kinds of event fill.
+    private var observation: (providerStatus: String?, amount: String?, asset: String?, txHash: String?) {
+        switch event {
+        case .registered(let r): return (nil, r.amount, r.asset, nil)
+        case .observed(let o): return (o.providerStatus, o.amount, o.asset, o.txHash)
+        case .adjustment(let a): return (a.providerStatus, a.amount, a.asset, nil)
+        case .clientSignal, .enrollment: return (nil, nil, nil, nil)
         }
-        cells = [.integer(e.position), .time(e.recordedAt), .time(e.observedAt), .text(e.stream),
-                 .text(e.event.merchantOrderNo?.value), .text(e.type), .text(e.source), .text(e.event.provider),
-                 .text(providerStatus), .integer(e.statusAfter.map { Int64($0.rawValue) }), .amount(amount),
-                 .text(asset), .text(txHash), .text(e.eventID), .text(Hex.encode(e.hash))]
-        self.asset = asset
-        self.amount = amount
-        position = e.position
     }
 }
 

@@ -48,9 +48,11 @@ struct ExportEncodingTests {
         for _ in 0..<5_000 {
             let texts = (0..<4).map { _ in Self.randomText(&rng) }
             let amount = ["40", "-3.50", "0.015", "+7", "1000000.000001"].randomElement(using: &rng)!
-            let cells: [ExportValue] = texts.map { .text($0) } + [.amount(amount), .integer(-42), .bool(true), .null]
-            var out = [UInt8]()
-            ExportFormat.csv.append(cells, columns: Array(repeating: "c", count: cells.count), to: &out)
+            var writer = ExportRowWriter(format: .csv, columns: Array(repeating: "c", count: texts.count + 4))
+            for text in texts { writer.text(text) }
+            writer.amount(amount); writer.integer(-42); writer.bool(true); writer.text(nil)
+            writer.endRow()
+            let out = writer.take()
             guard let read = Self.parseCSV(out) else {
                 Issue.record("not RFC 4180: \(String(decoding: out, as: UTF8.self).debugDescription)")
                 return
@@ -78,9 +80,10 @@ struct ExportEncodingTests {
         for _ in 0..<2_000 {
             let text = Self.randomText(&rng)
             let t = Timestamp(microseconds: Int64.random(in: 0...4_000_000_000_000_000, using: &rng))
-            var out = [UInt8]()
-            ExportFormat.jsonl.append([.text(text), .amount("-0.50"), .integer(7), .time(t), .bool(false), .null],
-                                      columns: ["a", "b", "c", "d", "e", "f"], to: &out)
+            var writer = ExportRowWriter(format: .jsonl, columns: ["a", "b", "c", "d", "e", "f"])
+            writer.text(text); writer.amount("-0.50"); writer.integer(7); writer.time(t); writer.bool(false); writer.amount(nil)
+            writer.endRow()
+            let out = writer.take()
             #expect(out.last == 10 && out.dropLast().allSatisfy { $0 != 10 }, "one line")
             let value = try JSONValue.parse(Array(out.dropLast()))
             #expect(value.objectFields?.map(\.0) == ["a", "b", "c", "d", "e", "f"])
@@ -99,20 +102,16 @@ struct ExportEncodingTests {
             let asset = assets.randomElement(using: &rng)!
             let c = Int64.random(in: -100_000...10_000_000, using: &rng)
             let text = Self.centsText(c)
-            var row = ExportRow(order: OrderState(merchantOrderNo: try MerchantOrderNo("T-\(i)")))
-            (row.asset, row.amount) = (asset, text)
-            row.position = Int64.random(in: 1...1_000_000, using: &rng)
-            highest = max(highest, row.position!)
+            let position = Int64.random(in: 1...1_000_000, using: &rng)
+            highest = max(highest, position)
             cents[asset, default: 0] += c
             rows[asset, default: 0] += 1
             let bytes = Array("row \(i)\r\n".utf8)
             manifest.wrote(bytes)
             written += bytes
-            manifest.counted(row)
+            manifest.counted(asset: asset, amount: text, position: position)
         }
-        var noAsset = ExportRow(order: OrderState(merchantOrderNo: try MerchantOrderNo("N-1")))
-        noAsset.asset = nil
-        manifest.counted(noAsset)
+        manifest.counted(asset: nil, amount: "5", position: nil)
         let json = manifest.json(ledgerHead: (9, [UInt8](repeating: 1, count: 32)), generatedAt: Timestamp(seconds: 5))
         #expect(json["rows"]?.int64Value == 3_001)
         #expect(json["sha256"]?.stringValue == Hex.encode(Crypto.sha256(written)))

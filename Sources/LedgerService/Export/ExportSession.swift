@@ -39,6 +39,7 @@ package final class ExportSession {
     private var events: ReadingThread<PeriodEvent>?
     private var orders: ReadingThread<PaidOrderScan.Row>?
     private var beside: BesideReads?
+    private var writer: ExportRowWriter
 
     private enum Phase { case fresh, reading, done }
 
@@ -57,6 +58,7 @@ package final class ExportSession {
         self.format = format
         self.connection = connection
         manifest = ExportManifest(kind: kind, from: from, to: to, format: format)
+        writer = ExportRowWriter(format: format, columns: kind.columns)
     }
 
     deinit {
@@ -81,17 +83,11 @@ package final class ExportSession {
             if !header.isEmpty { return header }
             return try next()
         case .reading:
-            guard let rows = try fetchRows() else {
+            guard try writeNextBatch() else {
                 try finish()
                 return nil
             }
-            var out = [UInt8]()
-            out.reserveCapacity(rows.count * 320)
-            let columns = kind.columns   // made once a chunk, not once a row
-            for row in rows {
-                format.append(row.cells, columns: columns, to: &out)
-                manifest.counted(row)
-            }
+            let out = writer.take()
             manifest.wrote(out)
             return out
         case .done:
@@ -184,32 +180,35 @@ package final class ExportSession {
         }
     }
 
-    /// The next batch of rows, or nil at the end.
-    private func fetchRows() throws -> [ExportRow]? {
+    /// Writes the next batch of rows and counts them in the manifest; false at the end.
+    private func writeNextBatch() throws -> Bool {
         switch kind {
         case .orders:
-            guard let batch = try orders?.next() else { return nil }
-            return try batch.map { row in
+            guard let batch = try orders?.next() else { return false }
+            for row in batch {
+                let order: ExportedOrder
                 switch row {
-                case .state(let state): return ExportRow(order: try asOfPeriodEnd(state))
-                case .fields(let order, let updatedAt):
-                    guard updatedAt.microseconds >= to.microseconds else { return ExportRow(order: order) }
-                    return ExportRow(order: try replayedToPeriodEnd(try MerchantOrderNo(stored: order.merchantOrderNo)))
+                case .state(let state): order = ExportedOrder(try asOfPeriodEnd(state))
+                case .fields(let fields, let updatedAt):
+                    order = updatedAt.microseconds < to.microseconds
+                        ? fields : ExportedOrder(try replayedToPeriodEnd(try MerchantOrderNo(stored: fields.merchantOrderNo)))
                 }
+                order.write(to: &writer)
+                order.count(in: &manifest)
             }
+            return true
         case .events:
-            guard let batch = try events?.next() else { return nil }
-            var rows = [ExportRow]()
-            rows.reserveCapacity(batch.count)
+            guard let batch = try events?.next() else { return false }
             for item in batch where item.inPeriod {
-                guard case .success(let recorded) = item.recorded else { _ = try item.recorded.get(); continue }
-                rows.append(ExportRow(event: ExportedEvent(
+                let event = ExportedEvent(
                     position: item.stored.position, recordedAt: item.stored.recordedAt, observedAt: item.stored.observedAt,
                     stream: item.stored.stream, type: item.stored.type, source: item.stored.source,
-                    eventID: item.stored.eventID, hash: item.stored.hash, event: recorded.event,
-                    statusAfter: item.statusAfter)))
+                    eventID: item.stored.eventID, hash: item.stored.hash, event: try item.recorded.get().event,
+                    statusAfter: item.statusAfter)
+                event.write(to: &writer)
+                event.count(in: &manifest)
             }
-            return rows
+            return true
         }
     }
 
