@@ -167,7 +167,8 @@ struct StoredPayload {
     }
 
     func value(_ key: String) -> JSONValue? {
-        for (k, v) in fields where k == key { return v }
+        let length = key.utf8.count
+        for (k, v) in fields where k.utf8.count == length && k == key { return v }
         return nil
     }
 

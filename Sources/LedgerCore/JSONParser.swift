@@ -18,17 +18,22 @@ public enum JSONParser {
     public static let maxNumberExpansion = 1 << 20
 
     public static func parse(_ bytes: [UInt8], maxDepth limit: Int = maxDepth) throws(JSONError) -> JSONValue {
-        let result: Result<JSONValue, JSONError> = bytes.withUnsafeBufferPointer { buf in
-            var reader = Reader(buf, limit: limit, lenient: false)
-            do throws(JSONError) {
-                return .success(try reader.document())
-            } catch {
-                var located = error
-                located.path = JSONPath.locate(offset: error.offset, in: buf).description
-                return .failure(located)
-            }
+        let parsed: Result<JSONValue, JSONError> = bytes.withUnsafeBufferPointer { buf in
+            Result { () throws(JSONError) in try parse(buf, maxDepth: limit) }
         }
-        return try result.get()
+        return try parsed.get()
+    }
+
+    /// Parses the bytes where they lie (a string's UTF-8, a row's column), without a copy.
+    public static func parse(_ buf: UnsafeBufferPointer<UInt8>, maxDepth limit: Int = maxDepth) throws(JSONError) -> JSONValue {
+        var reader = Reader(buf, limit: limit, lenient: false)
+        do throws(JSONError) {
+            return try reader.document()
+        } catch {
+            var located = error
+            located.path = JSONPath.locate(offset: error.offset, in: buf).description
+            throw located
+        }
     }
 
     /// Parses a provider's signed body, which the ledger must record even where jsonb
@@ -193,7 +198,9 @@ public enum JSONParser {
                 // Linear scan while small (typical bodies), a set once objects grow.
                 var repeated = false
                 if fields.count < 16 {
-                    for (k, _) in fields where k == key { repeated = true; break }
+                    // Lengths first: most keys differ in length, and that test is cheaper than `==`.
+                    let length = key.utf8.count
+                    for (k, _) in fields where k.utf8.count == length && k == key { repeated = true; break }
                 } else {
                     if seen == nil { seen = Set(fields.map { $0.0 }) }
                     if !seen!.insert(key).inserted { repeated = true }

@@ -53,7 +53,8 @@ public enum JSONValue: Sendable, Hashable, CustomStringConvertible {
     /// The member named `key` of an object (the first one; the parser rejects duplicates).
     public subscript(key: String) -> JSONValue? {
         guard case .object(let fields) = self else { return nil }
-        for (k, v) in fields where k == key { return v }
+        let length = key.utf8.count
+        for (k, v) in fields where k.utf8.count == length && k == key { return v }
         return nil
     }
 
@@ -119,7 +120,14 @@ public enum JSONValue: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses JSON the ledger stored itself (an event's payload, an order's state), which
     /// may nest a request's JSON deeper than a request may (`JSONParser.storedMaxDepth`).
+    /// jsonb's plain text is read by `PlainJSONReader`, the rest by `JSONParser`: the
+    /// same values either way.
     public static func parse(stored text: String) throws(JSONError) -> JSONValue {
-        try JSONParser.parse(Array(text.utf8), maxDepth: JSONParser.storedMaxDepth)
+        var text = text
+        let parsed: Result<JSONValue, JSONError> = text.withUTF8 { utf8 in
+            if let plain = PlainJSONReader.parse(utf8) { return .success(plain) }
+            return Result { () throws(JSONError) in try JSONParser.parse(utf8, maxDepth: JSONParser.storedMaxDepth) }
+        }
+        return try parsed.get()
     }
 }
