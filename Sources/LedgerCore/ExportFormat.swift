@@ -23,21 +23,24 @@ enum CSVCell {
     /// `guarded`; a cell holding a comma, quote, CR or LF is quoted, inner quotes doubled.
     static func append(_ text: String, guarded: Bool, to out: inout [UInt8]) {
         var text = text
-        text.withUTF8 { bytes in
-            let mark = guarded && bytes.first.map(startsFormula) == true
-            guard bytes.contains(where: needsQuotes) else {
-                if mark { out.append(UInt8(ascii: "'")) }
-                out.append(contentsOf: bytes)
-                return
-            }
-            out.append(UInt8(ascii: "\""))
+        text.withUTF8 { append(utf8: UnsafeRawBufferPointer($0), guarded: guarded, to: &out) }
+    }
+
+    /// The same for a cell's UTF-8 where it lies (a column of a COPY row).
+    static func append(utf8 bytes: UnsafeRawBufferPointer, guarded: Bool, to out: inout [UInt8]) {
+        let mark = guarded && bytes.first.map(startsFormula) == true
+        guard bytes.contains(where: needsQuotes) else {
             if mark { out.append(UInt8(ascii: "'")) }
-            for b in bytes {
-                if b == UInt8(ascii: "\"") { out.append(b) }
-                out.append(b)
-            }
-            out.append(UInt8(ascii: "\""))
+            out.append(contentsOf: bytes)
+            return
         }
+        out.append(UInt8(ascii: "\""))
+        if mark { out.append(UInt8(ascii: "'")) }
+        for b in bytes {
+            if b == UInt8(ascii: "\"") { out.append(b) }
+            out.append(b)
+        }
+        out.append(UInt8(ascii: "\""))
     }
 
     static func startsFormula(_ b: UInt8) -> Bool {

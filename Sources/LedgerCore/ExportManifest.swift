@@ -31,6 +31,14 @@ public struct ExportManifest: Sendable {
         totals[asset, default: ExactSum()].add(amount)   // in place: one lookup of the asset a row, not two
     }
 
+    /// Takes the rows, totals and highest position counted by `other` (an export's rows
+    /// counted where they were formatted), keeping this manifest's bytes and digest.
+    public mutating func takeCounts(of other: ExportManifest) {
+        rows = other.rows
+        highestPosition = other.highestPosition
+        totals = other.totals
+    }
+
     /// The file's SHA-256, once every byte was written (asking again gives the same).
     private mutating func finalDigest() -> [UInt8] {
         if let sha256 { return sha256 }

@@ -25,9 +25,9 @@ package struct PaidOrderScan {
         case state(OrderState)
     }
 
-    /// Hands each order to `each`, in the export's order. `each` runs while the COPY
-    /// streams: it must not use `c`.
-    package func run(on c: PostgresConnection, each: (Row) throws -> Void) throws {
+    /// Hands each row of the COPY to `each` where it lies (valid only during the call), in
+    /// the export's order. `each` runs while the COPY streams: it must not use `c`.
+    package func scan(on c: PostgresConnection, each: (BinaryCopyRow) throws -> Void) throws {
         // COPY takes no parameters: the values reach it as settings of this transaction.
         try c.query("""
             SELECT set_config('ledger.export_from', $1, true), set_config('ledger.export_to', $2, true),
@@ -38,7 +38,7 @@ package struct PaidOrderScan {
         }
         var reader = BinaryCopyReader()
         try c.copyOut(Self.sql) { piece in
-            try reader.read(piece) { row in try each(try Self.row(row)) }
+            try reader.read(piece) { row in try each(row) }
         }
         try reader.finish()
     }
@@ -84,7 +84,29 @@ package struct PaidOrderScan {
           TO STDOUT (FORMAT binary)
         """
 
-    static func row(_ r: BinaryCopyRow) throws -> Row {
+    /// Writes a row of the current rendering last updated before `before` straight from the
+    /// COPY's bytes (the cells `ExportedOrder.write` makes of its fields, with no value made
+    /// of them) and counts it in `manifest`; false, writing nothing, for any other row,
+    /// which the caller derives from `row(_:)`.
+    package static func write(_ r: BinaryCopyRow, updatedBefore before: Timestamp, to w: inout ExportRowWriter,
+                              counting manifest: inout ExportManifest) throws -> Bool {
+        guard r.count == 19 else { throw PostgresError.unexpectedResult("the paid-order scan returned \(r.count) columns") }
+        guard r.isNull(0), let updated = try r.timestamp(18), updated.microseconds < before.microseconds else { return false }
+        let lastPosition = try r.int64(17)
+        w.text(utf8: r.buffer(1) ?? Self.empty); w.text(utf8: r.buffer(2)); w.text(utf8: r.buffer(3))
+        w.integer(Int64(try r.int16(4))); w.text(utf8: r.buffer(5) ?? Self.empty); w.text(utf8: r.buffer(6))
+        w.amount(utf8: r.buffer(7)); w.amount(utf8: r.buffer(8)); w.text(utf8: r.buffer(9)); w.amount(utf8: r.buffer(10))
+        w.text(utf8: r.buffer(11)); w.time(try r.timestamp(12)); w.time(try r.timestamp(13)); w.bool(try r.bool(14))
+        w.bool(try r.bool(15)); w.bool(try r.bool(16)); w.integer(lastPosition)
+        w.endRow()
+        manifest.counted(asset: r.string(6), amount: r.string(8), position: lastPosition)
+        return true
+    }
+
+    /// An empty cell's bytes (a NOT NULL text column read as NULL is written as empty text).
+    private static var empty: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: nil, count: 0) }
+
+    package static func row(_ r: BinaryCopyRow) throws -> Row {
         guard r.count == 19 else { throw PostgresError.unexpectedResult("the paid-order scan returned \(r.count) columns") }
         if let state = r.buffer(0) {
             return .state(try OrderState(storage: JSONParser.parse(Array(state), maxDepth: JSONParser.storedMaxDepth)))

@@ -7,7 +7,8 @@ import LedgerPostgres
 /// (`SharedSnapshot`), so they are exactly what the export's transaction sees; every
 /// event read is checked with the chain around it (`ChainLinks`) before it is folded.
 final class BesideReads: @unchecked Sendable {
-    // @unchecked: used by the export's consuming thread only.
+    // @unchecked: used by one of the export's threads only (the events' reading thread, or
+    // the orders' reading thread).
     private let snapshot: SharedSnapshot
     private let connectionString: String
     private var connection: PostgresConnection?

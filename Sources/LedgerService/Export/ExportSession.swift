@@ -17,8 +17,10 @@ import LedgerPostgres
 /// snapshot is taken only after every append in flight has committed, so no event
 /// recorded before `to` can still commit after it.
 ///
-/// The rows stream with one binary COPY, read on a thread of their own (`ReadingThread`)
-/// while the session formats the ones before. What must be read beside them while the
+/// The rows stream with one binary COPY, read on a thread of their own (`ReadingThread`):
+/// the events are formatted by the session while that thread reads and folds the ones
+/// after; the orders are formatted on that thread, most straight from the COPY's bytes,
+/// and the session only hashes and hands out each chunk. What must be read beside them while the
 /// COPY runs (an order's events folded again) goes through a second connection, opened
 /// only when needed, that reads the same snapshot (`SharedSnapshot`).
 ///
@@ -37,7 +39,11 @@ package final class ExportSession {
     private let cachedStreams: Int
     private var state = Phase.fresh
     private var events: ReadingThread<PeriodEvent>?
-    private var orders: ReadingThread<PaidOrderScan.Row>?
+    private var orders: ReadingThread<FormattedRows>?
+    /// The orders export's rows as counted on the reading thread, where they are formatted.
+    private let orderCounts = OrderCounts()
+    /// The orders export's rows handed out so far.
+    private var orderRows: Int64 = 0
     private var beside: BesideReads?
     private var writer: ExportRowWriter
 
@@ -70,7 +76,7 @@ package final class ExportSession {
     }
 
     /// Rows written so far.
-    package var rows: Int64 { manifest.rows }
+    package var rows: Int64 { kind == .orders ? orderRows : manifest.rows }
 
     /// The next chunk of the file (the header first), or nil once every row was handed out.
     package func next() throws -> [UInt8]? {
@@ -83,11 +89,10 @@ package final class ExportSession {
             if !header.isEmpty { return header }
             return try next()
         case .reading:
-            guard try writeNextBatch() else {
+            guard let out = try nextChunk() else {
                 try finish()
                 return nil
             }
-            let out = writer.take()
             manifest.wrote(out)
             return out
         case .done:
@@ -122,11 +127,28 @@ package final class ExportSession {
         let connection = self.connection, batchRows = Self.batchRows
         switch kind {
         case .orders:
+            // The rows are formatted on the reading thread, most straight from the COPY's bytes,
+            // and counted there; the session hashes each chunk and hands it out.
             let scan = PaidOrderScan(from: from, to: to)
+            let (beside, from, to, format, counts) = (self.beside!, self.from, self.to, self.format, self.orderCounts)
             orders = ReadingThread { put in
-                var batch = Batches<PaidOrderScan.Row>(size: batchRows, put: put)
-                try scan.run(on: connection) { try batch.add($0) }
-                try batch.flush()
+                var writer = ExportRowWriter(format: format, columns: ExportKind.orders.columns)
+                var tally = ExportManifest(kind: .orders, from: from, to: to, format: format)
+                var inChunk: Int64 = 0
+                try scan.scan(on: connection) { row in
+                    if try !PaidOrderScan.write(row, updatedBefore: to, to: &writer, counting: &tally) {
+                        let order = try Self.orderAtPeriodEnd(try PaidOrderScan.row(row), to: to, beside: beside)
+                        order.write(to: &writer)
+                        order.count(in: &tally)
+                    }
+                    inChunk += 1
+                    if inChunk == batchRows {
+                        try put([FormattedRows(bytes: writer.take(), rows: inChunk)])
+                        inChunk = 0
+                    }
+                }
+                if inChunk > 0 { try put([FormattedRows(bytes: writer.take(), rows: inChunk)]) }
+                counts.manifest = tally
             }
         case .events:
             let scan = PeriodEventScan(from: from, to: to)
@@ -180,25 +202,15 @@ package final class ExportSession {
         }
     }
 
-    /// Writes the next batch of rows and counts them in the manifest; false at the end.
-    private func writeNextBatch() throws -> Bool {
+    /// The next chunk of rows, counted in the manifest; nil at the end.
+    private func nextChunk() throws -> [UInt8]? {
         switch kind {
         case .orders:
-            guard let batch = try orders?.next() else { return false }
-            for row in batch {
-                let order: ExportedOrder
-                switch row {
-                case .state(let state): order = ExportedOrder(try asOfPeriodEnd(state))
-                case .fields(let fields, let updatedAt):
-                    order = updatedAt.microseconds < to.microseconds
-                        ? fields : ExportedOrder(try replayedToPeriodEnd(try MerchantOrderNo(stored: fields.merchantOrderNo)))
-                }
-                order.write(to: &writer)
-                order.count(in: &manifest)
-            }
-            return true
+            guard let batch = try orders?.next() else { return nil }
+            orderRows += batch.reduce(0) { $0 + $1.rows }
+            return batch.count == 1 ? batch[0].bytes : batch.flatMap(\.bytes)
         case .events:
-            guard let batch = try events?.next() else { return false }
+            guard let batch = try events?.next() else { return nil }
             for item in batch where item.inPeriod {
                 let event = ExportedEvent(
                     position: item.stored.position, recordedAt: item.stored.recordedAt, observedAt: item.stored.observedAt,
@@ -208,7 +220,7 @@ package final class ExportSession {
                 event.write(to: &writer)
                 event.count(in: &manifest)
             }
-            return true
+            return writer.take()
         }
     }
 
@@ -216,23 +228,39 @@ package final class ExportSession {
     private func finish() throws {
         events?.stop()
         orders?.stop()
+        if kind == .orders, let counted = orderCounts.manifest { manifest.takeCounts(of: counted) }
         beside?.close()
         try connection.endSpanningTransaction()
         state = .done
     }
 
-    /// The order as the ledger knew it at the end of the period: its stored state when no
-    /// event was recorded since, else a replay of the events recorded before `to`.
-    private func asOfPeriodEnd(_ state: OrderState) throws -> OrderState {
-        guard let updated = state.updatedAt, updated.microseconds >= to.microseconds else { return state }
-        return try replayedToPeriodEnd(state.merchantOrderNo)
+    /// The order of a row as the ledger knew it at the end of the period (`to`): as stored
+    /// when no event was recorded since, else a replay of its events recorded before `to`.
+    private static func orderAtPeriodEnd(_ row: PaidOrderScan.Row, to: Timestamp, beside: BesideReads) throws -> ExportedOrder {
+        func replayed(_ no: MerchantOrderNo) throws -> ExportedOrder {
+            let known = try beside.events(of: no.stream, recordedBefore: to)
+            return ExportedOrder(OrderState.replay(no, try known.map(EventMapping.recorded)))
+        }
+        switch row {
+        case .state(let state):
+            guard let updated = state.updatedAt, updated.microseconds >= to.microseconds else { return ExportedOrder(state) }
+            return try replayed(state.merchantOrderNo)
+        case .fields(let fields, let updatedAt):
+            return updatedAt.microseconds < to.microseconds ? fields : try replayed(try MerchantOrderNo(stored: fields.merchantOrderNo))
+        }
     }
+}
 
-    /// An order folded from its events recorded before `to`.
-    private func replayedToPeriodEnd(_ no: MerchantOrderNo) throws -> OrderState {
-        let known = try beside!.events(of: no.stream, recordedBefore: to)
-        return OrderState.replay(no, try known.map(EventMapping.recorded))
-    }
+/// A chunk of an orders export's file, formatted on the reading thread, and its row count.
+struct FormattedRows: Sendable {
+    let bytes: [UInt8]
+    let rows: Int64
+}
+
+/// The orders export's manifest as counted on its reading thread: written there once the
+/// last row was, read by the session only after that thread has ended.
+private final class OrderCounts: @unchecked Sendable {
+    var manifest: ExportManifest?
 }
 
 /// An event of the run an events export reads, its canonical form (made on the reading
