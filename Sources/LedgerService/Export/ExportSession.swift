@@ -36,7 +36,8 @@ package final class ExportSession {
     private let connection: PostgresConnection
     private var manifest: ExportManifest
     private var head: (position: Int64, hash: [UInt8]) = (0, [])
-    private let cachedStreams: Int
+    /// The events export's order statuses, folded as the batches are formatted.
+    private var statuses: StatusTracker
     private var state = Phase.fresh
     private var events: ReadingThread<PeriodEvent>?
     private var orders: ReadingThread<FormattedRows>?
@@ -57,7 +58,7 @@ package final class ExportSession {
     /// `cachedStreams`: how many order states an events export keeps (memory stays bounded).
     package init(kind: ExportKind, from: Timestamp, to: Timestamp, format: ExportFormat, connection: PostgresConnection,
          cachedStreams: Int = ExportSession.defaultCachedStreams) {
-        self.cachedStreams = cachedStreams
+        statuses = StatusTracker(capacity: cachedStreams)
         self.kind = kind
         self.from = from
         self.to = to
@@ -153,20 +154,11 @@ package final class ExportSession {
         case .events:
             let scan = PeriodEventScan(from: from, to: to)
             guard let period = try scan.bounds(on: connection) else { return }
-            let head = self.head.position, beside = self.beside!, cachedStreams = self.cachedStreams
+            let head = self.head.position
+            // This thread reads, checks the chain and makes each event's canonical form; the
+            // session folds each batch's statuses and formats it while the next is read.
             events = ReadingThread { put in
-                // Each batch's statuses are folded on this thread before it goes (the session
-                // formats the batch before), so the work splits about evenly between the two.
-                var statuses = StatusTracker(capacity: cachedStreams)
-                let replay: StatusTracker.Replay = { streams, below in try beside.earlierEvents(of: streams, below: below) }
-                var batch = Batches<PeriodEvent>(size: batchRows) { items in
-                    try statuses.prepare(for: items, replay: replay)
-                    for item in items {
-                        // Events of the run recorded outside the period are folded, not shown.
-                        item.statusAfter = try statuses.after(item, replay: replay)
-                    }
-                    try put(items)
-                }
+                var batch = Batches<PeriodEvent>(size: batchRows, put: put)
                 var links = ChainRunCheck(period: period, head: head)
                 // An event goes out once the link after it held too.
                 var held: PeriodEvent?
@@ -211,12 +203,18 @@ package final class ExportSession {
             return batch.count == 1 ? batch[0].bytes : batch.flatMap(\.bytes)
         case .events:
             guard let batch = try events?.next() else { return nil }
-            for item in batch where item.inPeriod {
+            let beside = self.beside!
+            let replay: StatusTracker.Replay = { streams, below in try beside.earlierEvents(of: streams, below: below) }
+            try statuses.prepare(for: batch, replay: replay)
+            for item in batch {
+                // Events of the run recorded outside the period are folded, not shown.
+                let statusAfter = try statuses.after(item, replay: replay)
+                guard item.inPeriod else { continue }
                 let event = ExportedEvent(
                     position: item.stored.position, recordedAt: item.stored.recordedAt, observedAt: item.stored.observedAt,
                     stream: item.stored.stream, type: item.stored.type, source: item.stored.source,
                     eventID: item.stored.eventID, hash: item.stored.hash, event: try item.recorded.get().event,
-                    statusAfter: item.statusAfter)
+                    statusAfter: statusAfter)
                 event.write(to: &writer)
                 event.count(in: &manifest)
             }
@@ -265,15 +263,11 @@ private final class OrderCounts: @unchecked Sendable {
 
 /// An event of the run an events export reads, its canonical form (made on the reading
 /// thread; a failure is the export's when it comes to the event), and whether it was
-/// recorded in the period, with its order's status after it. A class: batches pass it on
-/// without copying its many fields.
-final class PeriodEvent: @unchecked Sendable {
-    // @unchecked: `statusAfter` is set by the reading thread before the event is handed
-    // out, and only read after.
+/// recorded in the period. A class: batches pass it on without copying its many fields.
+final class PeriodEvent: Sendable {
     let stored: StoredEvent
     let recorded: Result<RecordedEvent, Error>
     let inPeriod: Bool
-    var statusAfter: OrderStatus?
 
     init(_ stored: StoredEvent, inPeriod: Bool) {
         self.stored = stored
