@@ -55,21 +55,16 @@ public struct ExportRowWriter {
 
     /// Free text (or null) given as UTF-8 where it lies (a column of a COPY row): the same
     /// cell as `text` makes of that string.
-    public mutating func text(utf8 value: UnsafeRawBufferPointer?) {
-        startCell()
-        guard let value else { return null() }
-        switch format {
-        case .csv: CSVCell.append(utf8: value, guarded: true, to: &bytes)
-        case .jsonl: JSONSerializer.writeString(String(decoding: value, as: UTF8.self), to: &bytes)
-        }
-    }
+    public mutating func text(utf8 value: UnsafeRawBufferPointer?) { cell(utf8: value, guarded: true) }
 
     /// An exact decimal string (or null) given as UTF-8 where it lies: the same cell as `amount`.
-    public mutating func amount(utf8 value: UnsafeRawBufferPointer?) {
+    public mutating func amount(utf8 value: UnsafeRawBufferPointer?) { cell(utf8: value, guarded: false) }
+
+    private mutating func cell(utf8 value: UnsafeRawBufferPointer?, guarded: Bool) {
         startCell()
         guard let value else { return null() }
         switch format {
-        case .csv: CSVCell.append(utf8: value, guarded: false, to: &bytes)
+        case .csv: CSVCell.append(utf8: value, guarded: guarded, to: &bytes)
         case .jsonl: JSONSerializer.writeString(String(decoding: value, as: UTF8.self), to: &bytes)
         }
     }

@@ -18,11 +18,11 @@ import LedgerPostgres
 /// recorded before `to` can still commit after it.
 ///
 /// The rows stream with one binary COPY, read on a thread of their own (`ReadingThread`):
-/// the events are formatted by the session while that thread reads and folds the ones
-/// after; the orders are formatted on that thread, most straight from the COPY's bytes,
-/// and the session only hashes and hands out each chunk. What must be read beside them while the
-/// COPY runs (an order's events folded again) goes through a second connection, opened
-/// only when needed, that reads the same snapshot (`SharedSnapshot`).
+/// the session folds and formats a batch of events while that thread reads and checks
+/// the next; the orders are formatted on that thread, most straight from the COPY's
+/// bytes, and the session only hashes and hands out each chunk. What must be read beside
+/// them while the COPY runs (an order's events folded again) goes through a second
+/// connection, opened only when needed, that reads the same snapshot (`SharedSnapshot`).
 ///
 /// Pulled, not pushed: `next()` returns the next chunk, so the CLI writes a file and
 /// the HTTP server streams a body from the same code, each at its own pace. The
