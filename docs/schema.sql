@@ -297,13 +297,13 @@ CREATE FUNCTION ledger.event_hash(p_previous bytea, p_position bigint, p_event_i
 $$;
 
 CREATE FUNCTION ledger.from_micros(us bigint) RETURNS timestamp with time zone
-    LANGUAGE sql IMMUTABLE
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
     AS $$
     SELECT CASE WHEN us IS NULL THEN NULL ELSE 'epoch'::timestamptz + (us || ' microseconds')::interval END
 $$;
 
 CREATE FUNCTION ledger.micros(t timestamp with time zone) RETURNS bigint
-    LANGUAGE sql IMMUTABLE STRICT
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
     AS $$
     SELECT (extract(epoch FROM t) * 1000000)::bigint
 $$;

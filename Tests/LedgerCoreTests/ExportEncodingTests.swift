@@ -42,6 +42,29 @@ struct ExportEncodingTests {
         return (0..<Int.random(in: 0...8, using: &rng)).map { _ in pieces.randomElement(using: &rng)! }.joined()
     }
 
+    @Test("cells written from UTF-8 where it lies (an orders export's COPY columns) are the cells written from the same strings, in both formats")
+    func cellsFromBytes() {
+        var rng = SplitMix64(seed: 0xB17E5)
+        for format in [ExportFormat.csv, .jsonl] {
+            for _ in 0..<5_000 {
+                let values: [String?] = (0..<6).map { _ in Int.random(in: 0..<5, using: &rng) == 0 ? nil : Self.randomText(&rng) }
+                var fromStrings = ExportRowWriter(format: format, columns: Array(repeating: "c", count: values.count))
+                var fromBytes = ExportRowWriter(format: format, columns: Array(repeating: "c", count: values.count))
+                for (i, value) in values.enumerated() {
+                    if i % 2 == 0 { fromStrings.text(value) } else { fromStrings.amount(value) }
+                    var copy = value
+                    let write: (UnsafeRawBufferPointer?) -> Void = { utf8 in
+                        if i % 2 == 0 { fromBytes.text(utf8: utf8) } else { fromBytes.amount(utf8: utf8) }
+                    }
+                    if copy != nil { copy!.withUTF8 { write(UnsafeRawBufferPointer($0)) } } else { write(nil) }
+                }
+                fromStrings.endRow()
+                fromBytes.endRow()
+                #expect(fromBytes.take() == fromStrings.take(), "\(values)")
+            }
+        }
+    }
+
     @Test("a CSV row reads back cell for cell; text that could start a formula gets a leading quote; amounts never change")
     func csvRoundTrip() {
         var rng = SplitMix64(seed: 0xC5_F0_01)
