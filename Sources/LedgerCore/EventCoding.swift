@@ -166,11 +166,7 @@ struct StoredPayload {
         self.type = type
     }
 
-    func value(_ key: String) -> JSONValue? {
-        let length = key.utf8.count
-        for (k, v) in fields where k.utf8.count == length && k == key { return v }
-        return nil
-    }
+    func value(_ key: String) -> JSONValue? { JSONValue.member(key, in: fields) }
 
     func optionalString(_ key: String) throws(CoreError) -> String? {
         guard let v = value(key), !v.isNull else { return nil }

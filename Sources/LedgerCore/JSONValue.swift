@@ -53,6 +53,12 @@ public enum JSONValue: Sendable, Hashable, CustomStringConvertible {
     /// The member named `key` of an object (the first one; the parser rejects duplicates).
     public subscript(key: String) -> JSONValue? {
         guard case .object(let fields) = self else { return nil }
+        return Self.member(key, in: fields)
+    }
+
+    /// The first member named `key` among an object's fields. Lengths are compared first:
+    /// most keys differ in length, and that test is cheaper than `==`.
+    static func member(_ key: String, in fields: [(String, JSONValue)]) -> JSONValue? {
         let length = key.utf8.count
         for (k, v) in fields where k.utf8.count == length && k == key { return v }
         return nil
