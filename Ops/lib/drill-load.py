@@ -16,8 +16,10 @@ once (so a log is whole up to its last line whatever happens to the server):
 
 key is `web3:` + the body's SHA-256 in hex (the service's idempotency key);
 wait_ms runs from the body's first send to its 2xx, retries included.
-SIGTERM or SIGINT stops the clients after their current attempt; then one
-line `LOAD key=value ...` sums up on stdout. Standard library only.
+With --rate, the clients send on a schedule (a steady load, its answers'
+waits measured from each body's first send); without it, each as fast as it is
+answered. SIGTERM or SIGINT stops the clients after their current attempt;
+then one line `LOAD key=value ...` sums up on stdout. Standard library only.
 """
 
 import argparse
@@ -111,7 +113,16 @@ class Client(threading.Thread):
         return response.status, answer
 
     def run(self):
+        # With --rate, bodies go out on a schedule (this client's share of the rate): a
+        # steady load whose answers' waits are measured, not one as fast as answers come.
+        interval = self.args.clients / self.args.rate if self.args.rate else 0
+        due = time.monotonic()
         while not self.stop.is_set():
+            if interval:
+                due += interval
+                pause = due - time.monotonic()
+                if pause > 0 and self.stop.wait(pause):
+                    break
             order, tx, body = self.body()
             key = "web3:" + hashlib.sha256(body).hexdigest()
             first = time.monotonic()
@@ -168,6 +179,8 @@ def main():
     parser.add_argument("--new-share", type=float, default=0.4, help="share of webhooks that create an order")
     parser.add_argument("--timeout", type=float, default=30, help="seconds an attempt may wait for its answer")
     parser.add_argument("--backoff", type=float, default=0.1, help="seconds between a failed attempt and the next")
+    parser.add_argument("--rate", type=float, default=0,
+                        help="webhooks a second, all clients together, sent on a schedule (0: each client as fast as it is answered)")
     args = parser.parse_args()
     if not args.url.startswith("http://"):
         parser.error("--url must be http://HOST:PORT")

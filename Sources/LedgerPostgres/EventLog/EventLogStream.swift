@@ -5,6 +5,9 @@ import LedgerCore
 /// flat. One statement, so one snapshot: a prefix of the log as it was committed when
 /// the COPY began (appends take positions in order under the append lock).
 package struct EventLogStream {
+    /// Events `runWhole` holds back, waiting for the positions before them.
+    package var reorderLimit = 4096
+
     package init() {}
 
     /// Hands each event after `position` to `each`, in order. `each` runs while the COPY
@@ -20,13 +23,65 @@ package struct EventLogStream {
         try reader.finish()
     }
 
+    /// Hands every event to `each`, in ledger order, as `run(after: 0)` does, but reads the
+    /// table as it lies, by a sequential scan: PostgreSQL reads it through a small ring of
+    /// buffers instead of the whole shared buffer cache, which a walk of the primary key
+    /// fills with the log, pushing out the pages the service's writes need. The table lies
+    /// in ledger order (appends take positions in order), but for space an aborted append
+    /// left and a later one reused: an event up to `reorderLimit` events out of place is held
+    /// until the ones before it have passed; should one lie further away, the rest is read by
+    /// the primary key from the first position not yet handed out (a new statement, so a
+    /// later snapshot: a longer prefix of the log). Run it outside a transaction.
+    package func runWhole(on connection: PostgresConnection, each: (StoredEvent) throws -> Void) throws {
+        // One backend, from the table's first block (not joining another scan midway).
+        try connection.query("""
+            SELECT set_config('synchronize_seqscans', 'off', false),
+                   set_config('max_parallel_workers_per_gather', '0', false)
+            """)
+        var next: Int64 = 1
+        var held: [Int64: StoredEvent] = [:]
+        var reader = BinaryCopyReader()
+        do {
+            try connection.copyOut(Self.wholeSQL) { piece in
+                try reader.read(piece) { row in
+                    let event = try StoredEvent(copyRow: row)
+                    guard event.position > next else {
+                        try each(event)   // in place (or below it, which the walk names)
+                        next = max(next, event.position + 1)
+                        while let following = held.removeValue(forKey: next) {
+                            try each(following)
+                            next += 1
+                        }
+                        return
+                    }
+                    held[event.position] = event
+                    if held.count > reorderLimit { throw OutOfPlace() }
+                }
+            }
+            try reader.finish()
+        } catch is OutOfPlace {
+            try run(after: next - 1, on: connection, each: each)
+            return
+        }
+        // A position missing from the log: what is held goes on in order, and the walk names the gap.
+        for position in held.keys.sorted() { try each(held[position]!) }
+    }
+
+    private struct OutOfPlace: Error {}
+
     /// The columns ChainHash hashes, as `StoredEvent(copyRow:)` reads them.
+    static let columns = """
+        position, event_id::text, stream, stream_version, type, source, payload::text,
+        raw, metadata::text, idempotency_key, recorded_at, observed_at, hash
+        """
+
     static let sql = """
-        COPY (SELECT position, event_id::text, stream, stream_version, type, source, payload::text,
-                     raw, metadata::text, idempotency_key, recorded_at, observed_at, hash
+        COPY (SELECT \(columns)
                 FROM ledger.events
                WHERE position > current_setting('ledger.stream_after')::bigint
                ORDER BY position)
           TO STDOUT (FORMAT binary)
         """
+
+    static let wholeSQL = "COPY (SELECT \(columns) FROM ledger.events) TO STDOUT (FORMAT binary)"
 }

@@ -33,7 +33,7 @@ final class RebuildScan: @unchecked Sendable {
         var batch: [ShadowProjection.Item] = []
         batch.reserveCapacity(batchSize)
         do {
-            try EventLogStream().run(after: 0, on: reader) { event in
+            try EventLogStream().runWhole(on: reader) { event in
                 if case .broken(let position, let reason) = walk.check(event) {
                     throw MaintenanceError.chainBroken(position: position, reason + "; nothing was rebuilt")
                 }
