@@ -38,18 +38,10 @@ package final class ShadowProjection {
     package private(set) var copiedRows = 0
     package private(set) var upsertedRows = 0
 
-    /// Orders written by one statement, and what runs after each such write (a paced
-    /// rebuild pauses there).
-    private let writeChunk: Int
-    private let afterEachWrite: () -> Void
-
     /// `freeze`: the shadows were created in the transaction that writes (COPY FREEZE).
-    package init(generation: Int = 8192, pageSize: Int = 2000, freeze: Bool = false,
-                 writeChunk: Int = 4096, afterEachWrite: @escaping () -> Void = {}) {
+    package init(generation: Int = 8192, pageSize: Int = 2000, freeze: Bool = false) {
         self.generation = max(1, generation)
         self.pageSize = max(1, pageSize)
-        self.writeChunk = max(1, writeChunk)
-        self.afterEachWrite = afterEachWrite
         orders = OrderReadModel(table: ShadowTables.shadow("orders"), freeze: freeze)
     }
 
@@ -155,8 +147,8 @@ package final class ShadowProjection {
 
     /// Renders and writes orders: new rows by COPY, the others by upsert.
     private func write(_ open: [Open], on c: PostgresConnection) throws {
-        for chunk in stride(from: 0, to: open.count, by: writeChunk) {
-            let part = open[chunk..<min(open.count, chunk + writeChunk)]
+        for chunk in stride(from: 0, to: open.count, by: 4096) {
+            let part = open[chunk..<min(open.count, chunk + 4096)]
             let rows = OrderReadModel.render(part.map(\.model))
             var new: [OrderRow] = [], existing: [OrderRow] = []
             for (row, entry) in zip(rows, part) {
@@ -166,7 +158,6 @@ package final class ShadowProjection {
             try orders.saveMany(existing, on: c)
             copiedRows += new.count
             upsertedRows += existing.count
-            afterEachWrite()
         }
     }
 }

@@ -27,16 +27,13 @@ package struct Rebuild: Sendable {
     /// Orders per generation of the fold's window (`ShadowProjection`).
     package var generation = 8192
     /// The share of the build's time spent working (0 < pace <= 1): below 1, the fold pauses
-    /// after each batch, and after each chunk of rows written, for as long as it took, times
-    /// (1 / pace - 1) (`RebuildPacer`), and the read waits with it (the hand-off is bounded),
-    /// leaving the CPU and the disk to the service.
+    /// after each batch for as long as the batch took, times (1 / pace - 1), and the read
+    /// waits with it (the hand-off is bounded), leaving the CPU and the disk to the service.
     package var pace = 1.0
 
     package init() {}
 
     static let pageSize = 2000
-    /// Orders a paced build writes at a time (about 0.5 MB of rows and their WAL).
-    static let pacedWriteChunk = 256
     /// The session advisory lock one rebuild holds throughout (the append lock's key + 1).
     package static let rebuildLockKey: Int64 = AppendLock.key + 1
 
@@ -115,16 +112,14 @@ package struct Rebuild: Sendable {
             }
             try shadows.dropLeftovers(on: w)
             try shadows.create(on: w)
-            let pacer = RebuildPacer(pace: pace)
-            let projection = ShadowProjection(generation: generation, pageSize: Self.pageSize, freeze: true,
-                                              writeChunk: pace < 1 ? Self.pacedWriteChunk : 4096,
-                                              afterEachWrite: pacer.pieceEnded)
+            let projection = ShadowProjection(generation: generation, pageSize: Self.pageSize, freeze: true)
             let scan = RebuildScan(reader: reader, batchSize: Self.pageSize)
             scan.start()
             do {
                 while let batch = try scan.handOff.take() {
+                    let began = ContinuousClock.now
                     for item in batch { try projection.add(item, on: w) }
-                    pacer.pieceEnded()
+                    if pace < 1 { Thread.sleep(forTimeInterval: Self.seconds(since: began) * (1 / max(pace, 0.01) - 1)) }
                 }
             } catch {
                 scan.handOff.abandon()
