@@ -64,7 +64,7 @@ package struct EventLogStream {
             return
         }
         // A position missing from the log: what is held goes on in order, and the walk names the gap.
-        for position in held.keys.sorted() { try each(held[position]!) }
+        for (_, event) in held.sorted(by: { $0.key < $1.key }) { try each(event) }
     }
 
     private struct OutOfPlace: Error {}
