@@ -60,4 +60,37 @@ struct CopyInTests {
         #expect(inTransaction == 1)
         #expect(try c.query("SELECT count(*) AS n FROM copied").int64(0, "n") == 4)
     }
+
+    @Test("binary rows handed out in pieces as they are written (takePiece) store the same rows as the whole input at once")
+    func binaryPieces() throws {
+        let c = try TestDatabase.create("copypieces").connect()
+        try c.query("CREATE TABLE whole (n integer NOT NULL, label text)")
+        try c.query("CREATE TABLE pieces (n integer NOT NULL, label text)")
+        func write(_ n: Int, to copy: inout BinaryCopyRows) {
+            copy.startRow(fields: 2)
+            copy.append(int32: Int32(n))
+            copy.append(text: n % 7 == 0 ? nil : String(repeating: "é", count: n % 50))
+        }
+        var all = BinaryCopyRows()
+        for n in 0..<500 { write(n, to: &all) }
+        #expect(try c.copyIn("COPY whole (n, label) FROM STDIN (FORMAT binary)", data: all.finish()) == 500)
+        var sentPieces = 0
+        let stored = try c.copyIn("COPY pieces (n, label) FROM STDIN (FORMAT binary)") { send in
+            var copy = BinaryCopyRows()
+            for n in 0..<500 {
+                write(n, to: &copy)
+                if n % 3 == 2 {
+                    try send(copy.takePiece())
+                    sentPieces += 1
+                }
+            }
+            try send(copy.finish())
+        }
+        #expect(stored == 500 && sentPieces == 166)
+        let differ = try c.query("""
+            SELECT count(*) AS n FROM whole w FULL JOIN pieces p USING (n)
+             WHERE w.n IS NULL OR p.n IS NULL OR w.label IS DISTINCT FROM p.label
+            """).int64(0, "n")
+        #expect(differ == 0)
+    }
 }

@@ -348,6 +348,43 @@ struct OnlineRebuildTests {
         try ShadowTables().dropLeftovers(on: c)
     }
 
+    @Test("a paced rebuild sends its rows in pieces and its upserts in short statements, and builds exactly the rows an unpaced one does")
+    func pacedWindow() throws {
+        let db = try TestDatabase.create("rebuildpaced")
+        defer { LedgerFixture.drop(db) }
+        for n in 0..<200 { try TestWrites(pool: db.pool(size: 1)).registerAndPay("WP-\(n)") }
+        let c = try db.connect()
+        defer { c.close() }
+        let live = try c.query("SELECT merchant_order_no, state, paid_recorded_at FROM ledger.orders ORDER BY 1").rows
+        // Every registration first, then every payment: the window (100 orders) writes 100
+        // new rows at a time (over 100 KB, sent in pieces) and later 100 stored ones (upserts).
+        let projection = ShadowProjection(generation: 100, pageSize: 25, freeze: false, duty: DutyCycle(share: 0.5))
+        try c.transaction { t in
+            try ShadowTables().dropLeftovers(on: t)
+            try ShadowTables().create(on: t)
+            let events = try EventStore().read(after: 0, limit: 10_000, on: t)
+            for event in events.filter({ $0.streamVersion == 1 }) + events.filter({ $0.streamVersion > 1 }) {
+                try projection.add(ShadowProjection.Item(event, try EventMapping.recorded(event)), on: t)
+            }
+            try projection.flush(on: t)
+        }
+        #expect(projection.copiedRows == 200)
+        #expect(projection.upsertedRows == 200, "each payment folded into a row written earlier")
+        let differ = try c.query("""
+            SELECT count(*) AS n FROM ledger.orders o FULL JOIN ledger.orders_next n USING (merchant_order_no)
+             WHERE o.state IS DISTINCT FROM n.state OR o.paid_recorded_at IS DISTINCT FROM n.paid_recorded_at
+                OR o.document IS DISTINCT FROM n.document OR o.document_masked IS DISTINCT FROM n.document_masked
+            """).int64(0, "n")
+        #expect(differ == 0)
+        try ShadowTables().dropLeftovers(on: c)
+
+        // The whole command, paced, swaps in the same rows.
+        let outcome = try Self.rebuild(db.url) { $0.pace = 0.5 }
+        #expect(outcome.events == 400)
+        let rebuilt = try c.query("SELECT merchant_order_no, state, paid_recorded_at FROM ledger.orders ORDER BY 1").rows
+        #expect(rebuilt == live)
+    }
+
     @Test("the schedule catches up until a round is short, and backs off between refused swaps until its patience runs out")
     func schedule() {
         let s = RebuildSchedule()

@@ -70,6 +70,17 @@ public struct BinaryCopyRows: Sendable {
         field { BinaryField.appendInt32(&$0, 8); BinaryField.appendInt64(&$0, value.microseconds - CopyBinary.postgresEpochMicros) }
     }
 
+    /// Bytes held so far, after whole rows (the header with the first piece), handed out
+    /// to be sent while the next rows are written; `finish` then returns the rest.
+    public mutating func takePiece() -> [UInt8] {
+        assert(rows == 0 || appended == declared, "COPY row \(rows) declared \(declared) fields and got \(appended)")
+        defer { bytes.removeAll(keepingCapacity: true) }
+        return bytes
+    }
+
+    /// Bytes held, to decide when to send a piece.
+    public var count: Int { bytes.count }
+
     /// The whole input, trailer included (call once, after the last row).
     public mutating func finish() -> [UInt8] {
         assert(rows == 0 || appended == declared, "COPY row \(rows) declared \(declared) fields and got \(appended)")

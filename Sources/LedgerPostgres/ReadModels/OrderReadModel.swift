@@ -191,43 +191,64 @@ package struct OrderReadModel: Sendable {
     /// (for a batch of 100 new orders, PostgreSQL took 1.6 ms through the upsert's
     /// unnest and 1.2-1.4 ms through COPY). Fails, like any INSERT, on a row that does
     /// exist. Unlike `saveMany` it cannot wait for COMMIT: it runs at once.
-    package func insertNew(_ rows: [OrderRow], on c: PostgresConnection) throws {
+    ///
+    /// `duty`: when paced, the input goes out in pieces of about 32 KB with the thread's
+    /// pause between them, so PostgreSQL too works on it in short bursts.
+    package func insertNew(_ rows: [OrderRow], duty: DutyCycle? = nil, on c: PostgresConnection) throws {
         if rows.isEmpty { return }
-        var copy = BinaryCopyRows(capacity: rows.count * 1_600)
-        for row in rows {
-            let s = row.state
-            copy.startRow(fields: 26)
-            copy.append(text: s.merchantOrderNo.value)
-            copy.append(text: s.provider)
-            copy.append(int16: Int16(s.status.rawValue))
-            copy.append(text: s.statusName)
-            copy.append(bool: s.paid)
-            copy.append(bool: s.attention)
-            copy.append(bool: s.latePayment)
-            copy.append(bool: s.refunded)
-            copy.append(text: s.expectedAmount)
-            copy.append(text: s.paidAmount)
-            copy.append(text: s.asset)
-            copy.append(text: s.fiatCurrency)
-            copy.append(text: s.fiatAmount)
-            copy.append(text: s.providerOrderId)
-            copy.append(text: s.txHash)
-            copy.append(text: s.externalCustomerId)
-            copy.append(timestamp: s.createdAt)
-            copy.append(timestamp: s.updatedAt ?? Timestamp.now())
-            copy.append(timestamp: s.paidAt)
-            copy.append(timestamp: row.paidRecordedAt)
-            copy.append(int32: Int32(truncatingIfNeeded: s.eventCount))
-            copy.append(int64: s.lastPosition ?? 0)
-            copy.append(utf8: row.stateText)
-            copy.append(utf8: row.documents.document)
-            copy.append(utf8: row.documents.masked)
-            copy.append(int16: Int16(OrderDocuments.version))
+        let copied: Int
+        if let duty, duty.isPaced {
+            copied = try c.copyIn(copySQL) { send in
+                var copy = BinaryCopyRows(capacity: 48 << 10)
+                for row in rows {
+                    Self.appendCopyRow(row, to: &copy)
+                    if copy.count >= 32 << 10 {
+                        try send(copy.takePiece())
+                        duty.step()
+                    }
+                }
+                try send(copy.finish())
+            }
+        } else {
+            var copy = BinaryCopyRows(capacity: rows.count * 1_600)
+            for row in rows { Self.appendCopyRow(row, to: &copy) }
+            copied = try c.copyIn(copySQL, data: copy.finish())
         }
-        let copied = try c.copyIn(copySQL, data: copy.finish())
         guard copied == rows.count else {
             throw PostgresError.unexpectedResult("COPY stored \(copied) orders of \(rows.count)")
         }
+    }
+
+    /// One row of `copyNewSQL`'s input.
+    private static func appendCopyRow(_ row: OrderRow, to copy: inout BinaryCopyRows) {
+        let s = row.state
+        copy.startRow(fields: 26)
+        copy.append(text: s.merchantOrderNo.value)
+        copy.append(text: s.provider)
+        copy.append(int16: Int16(s.status.rawValue))
+        copy.append(text: s.statusName)
+        copy.append(bool: s.paid)
+        copy.append(bool: s.attention)
+        copy.append(bool: s.latePayment)
+        copy.append(bool: s.refunded)
+        copy.append(text: s.expectedAmount)
+        copy.append(text: s.paidAmount)
+        copy.append(text: s.asset)
+        copy.append(text: s.fiatCurrency)
+        copy.append(text: s.fiatAmount)
+        copy.append(text: s.providerOrderId)
+        copy.append(text: s.txHash)
+        copy.append(text: s.externalCustomerId)
+        copy.append(timestamp: s.createdAt)
+        copy.append(timestamp: s.updatedAt ?? Timestamp.now())
+        copy.append(timestamp: s.paidAt)
+        copy.append(timestamp: row.paidRecordedAt)
+        copy.append(int32: Int32(truncatingIfNeeded: s.eventCount))
+        copy.append(int64: s.lastPosition ?? 0)
+        copy.append(utf8: row.stateText)
+        copy.append(utf8: row.documents.document)
+        copy.append(utf8: row.documents.masked)
+        copy.append(int16: Int16(OrderDocuments.version))
     }
 
     package static let copyNewSQL = copyNewSQL(into: "ledger.orders", freeze: false)

@@ -38,10 +38,15 @@ package final class ShadowProjection {
     package private(set) var copiedRows = 0
     package private(set) var upsertedRows = 0
 
+    /// The calling thread's pacing, if any: when paced, the fold and the writes pause in
+    /// short bursts (`DutyCycle`), and rows are rendered on this thread alone.
+    private let duty: DutyCycle?
+
     /// `freeze`: the shadows were created in the transaction that writes (COPY FREEZE).
-    package init(generation: Int = 8192, pageSize: Int = 2000, freeze: Bool = false) {
+    package init(generation: Int = 8192, pageSize: Int = 2000, freeze: Bool = false, duty: DutyCycle? = nil) {
         self.generation = max(1, generation)
         self.pageSize = max(1, pageSize)
+        self.duty = duty
         orders = OrderReadModel(table: ShadowTables.shadow("orders"), freeze: freeze)
     }
 
@@ -117,6 +122,7 @@ package final class ShadowProjection {
         }
         let loaded = try orders.loadMany(missing, on: c)
         for item in page {
+            duty?.step()
             let recorded = item.recorded
             if let no = recorded.event.merchantOrderNo {
                 if recent[no.value] != nil {
@@ -145,19 +151,40 @@ package final class ShadowProjection {
         }
     }
 
-    /// Renders and writes orders: new rows by COPY, the others by upsert.
+    /// Renders and writes orders: new rows by COPY, the others by upsert. Paced, a chunk
+    /// is rendered on this thread with its pauses, and upserted 64 rows a statement.
     private func write(_ open: [Open], on c: PostgresConnection) throws {
+        let paced = duty?.isPaced ?? false
         for chunk in stride(from: 0, to: open.count, by: 4096) {
             let part = open[chunk..<min(open.count, chunk + 4096)]
-            let rows = OrderReadModel.render(part.map(\.model))
-            var new: [OrderRow] = [], existing: [OrderRow] = []
-            for (row, entry) in zip(rows, part) {
-                if entry.stored { existing.append(row) } else { new.append(row) }
+            guard paced, let duty else {
+                let rows = OrderReadModel.render(part.map(\.model))
+                try write(rows, part, on: c)
+                continue
             }
-            try orders.insertNew(new, on: c)
-            try orders.saveMany(existing, on: c)
-            copiedRows += new.count
-            upsertedRows += existing.count
+            let rows = part.map { entry -> OrderRow in
+                duty.step()
+                return OrderRow(entry.model)
+            }
+            try write(rows, part, on: c)
         }
+    }
+
+    private func write(_ rows: [OrderRow], _ part: ArraySlice<Open>, on c: PostgresConnection) throws {
+        var new: [OrderRow] = [], existing: [OrderRow] = []
+        for (row, entry) in zip(rows, part) {
+            if entry.stored { existing.append(row) } else { new.append(row) }
+        }
+        try orders.insertNew(new, duty: duty, on: c)
+        if let duty, duty.isPaced {
+            for chunk in stride(from: 0, to: existing.count, by: 64) {
+                try orders.saveMany(Array(existing[chunk..<min(existing.count, chunk + 64)]), on: c)
+                duty.step()
+            }
+        } else {
+            try orders.saveMany(existing, on: c)
+        }
+        copiedRows += new.count
+        upsertedRows += existing.count
     }
 }

@@ -26,9 +26,10 @@ package struct Rebuild: Sendable {
     package var schedule = RebuildSchedule()
     /// Orders per generation of the fold's window (`ShadowProjection`).
     package var generation = 8192
-    /// The share of the build's time spent working (0 < pace <= 1): below 1, the fold pauses
-    /// after each batch for as long as the batch took, times (1 / pace - 1), and the read
-    /// waits with it (the hand-off is bounded), leaving the CPU and the disk to the service.
+    /// The share of the build's time spent working (0 < pace <= 1): below 1, the thread that
+    /// reads and the one that folds and writes each pause after every millisecond or so of
+    /// work, for as long as it worked times (1 / pace - 1) (`DutyCycle`), and the writes go
+    /// to PostgreSQL in small pieces, leaving the cores to the service in short gaps.
     package var pace = 1.0
 
     package init() {}
@@ -76,6 +77,8 @@ package struct Rebuild: Sendable {
         do {
             var caughtUp = try writer.transaction { try catchUp(&chain, projection, on: $0) }
             lap("catch-up")
+            // Paced, an index is built by one backend, not by parallel workers on every core.
+            if pace < 1 { try writer.query("SELECT set_config('max_parallel_maintenance_workers', '0', false)") }
             try writer.transaction { try shadows.createIndexes(on: $0) }
             lap("indexes")
             var round = 1
@@ -112,14 +115,14 @@ package struct Rebuild: Sendable {
             }
             try shadows.dropLeftovers(on: w)
             try shadows.create(on: w)
-            let projection = ShadowProjection(generation: generation, pageSize: Self.pageSize, freeze: true)
-            let scan = RebuildScan(reader: reader, batchSize: Self.pageSize)
+            let duty = DutyCycle(share: pace)
+            let projection = ShadowProjection(generation: generation, pageSize: Self.pageSize, freeze: true, duty: duty)
+            let scan = RebuildScan(reader: reader, batchSize: Self.pageSize, pace: pace)
             scan.start()
             do {
                 while let batch = try scan.handOff.take() {
-                    let began = ContinuousClock.now
+                    duty.rested()
                     for item in batch { try projection.add(item, on: w) }
-                    if pace < 1 { Thread.sleep(forTimeInterval: Self.seconds(since: began) * (1 / max(pace, 0.01) - 1)) }
                 }
             } catch {
                 scan.handOff.abandon()

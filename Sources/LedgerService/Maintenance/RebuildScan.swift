@@ -14,12 +14,15 @@ final class RebuildScan: @unchecked Sendable {
     let handOff = BatchHandOff<ShadowProjection.Item>(capacity: 8)
     private let reader: PostgresConnection
     private let batchSize: Int
+    /// The share of its time the reading thread works (`Rebuild.pace`).
+    private let pace: Double
     /// The walk's end: the head and its hash, once the hand-off ended without an error.
     private(set) var chain = ChainContinuation.genesis
 
-    init(reader: PostgresConnection, batchSize: Int) {
+    init(reader: PostgresConnection, batchSize: Int, pace: Double = 1) {
         self.reader = reader
         self.batchSize = batchSize
+        self.pace = pace
     }
 
     func start() {
@@ -32,14 +35,18 @@ final class RebuildScan: @unchecked Sendable {
         var walk = ChainContinuation.genesis
         var batch: [ShadowProjection.Item] = []
         batch.reserveCapacity(batchSize)
+        let duty = DutyCycle(share: pace)
+        if duty.isPaced { reader.limitReceiveBuffer(bytes: 64 << 10) }
         do {
             try EventLogStream().runWhole(on: reader) { event in
+                duty.step()
                 if case .broken(let position, let reason) = walk.check(event) {
                     throw MaintenanceError.chainBroken(position: position, reason + "; nothing was rebuilt")
                 }
                 batch.append(ShadowProjection.Item(event, try Rebuild.readable(event)))
                 if batch.count == batchSize {
                     try handOff.put(batch)
+                    duty.rested()
                     batch.removeAll(keepingCapacity: true)
                 }
             }
