@@ -51,6 +51,20 @@ struct OnlineRebuildTests {
         return sorted[min(sorted.count - 1, Int((Double(sorted.count) * p).rounded(.up)) - 1)]
     }
 
+    /// Fills new shadow tables through `projection` in one transaction: every stream's
+    /// first event, then every later one (so orders fall out of a small window in between).
+    static func fillShadows(_ projection: ShadowProjection, on c: PostgresConnection) throws {
+        try c.transaction { t in
+            try ShadowTables().dropLeftovers(on: t)
+            try ShadowTables().create(on: t)
+            let events = try EventStore().read(after: 0, limit: 10_000, on: t)
+            for event in events.filter({ $0.streamVersion == 1 }) + events.filter({ $0.streamVersion > 1 }) {
+                try projection.add(ShadowProjection.Item(event, try EventMapping.recorded(event)), on: t)
+            }
+            try projection.flush(on: t)
+        }
+    }
+
     @Test("a rebuild under a steady load of signed webhooks to a served ledger loses nothing, answers no 503, keeps every wait under a second, and verify is clean after")
     func rebuildUnderWebhookLoad() throws {
         let ledger = try LedgerFixture.start("rebuildload", poolSize: 4)
@@ -327,16 +341,8 @@ struct OnlineRebuildTests {
         let c = try db.connect()
         defer { c.close() }
         let projection = ShadowProjection(generation: 1, pageSize: 1, freeze: false)
-        try c.transaction { t in
-            try ShadowTables().dropLeftovers(on: t)
-            try ShadowTables().create(on: t)
-            // Every order's registration first, then every payment: each order falls out in between.
-            let events = try EventStore().read(after: 0, limit: 100, on: t)
-            for event in events.filter({ $0.streamVersion == 1 }) + events.filter({ $0.streamVersion > 1 }) {
-                try projection.add(ShadowProjection.Item(event, try EventMapping.recorded(event)), on: t)
-            }
-            try projection.flush(on: t)
-        }
+        // Every order's registration first, then every payment: each order falls out in between.
+        try Self.fillShadows(projection, on: c)
         #expect(projection.copiedRows == 5)
         #expect(projection.upsertedRows >= 4, "payments folded into rows written earlier")
         let differ = try c.query("""
@@ -359,15 +365,7 @@ struct OnlineRebuildTests {
         // Every registration first, then every payment: the window (100 orders) writes 100
         // new rows at a time (over 100 KB, sent in pieces) and later 100 stored ones (upserts).
         let projection = ShadowProjection(generation: 100, pageSize: 25, freeze: false, duty: DutyCycle(share: 0.5))
-        try c.transaction { t in
-            try ShadowTables().dropLeftovers(on: t)
-            try ShadowTables().create(on: t)
-            let events = try EventStore().read(after: 0, limit: 10_000, on: t)
-            for event in events.filter({ $0.streamVersion == 1 }) + events.filter({ $0.streamVersion > 1 }) {
-                try projection.add(ShadowProjection.Item(event, try EventMapping.recorded(event)), on: t)
-            }
-            try projection.flush(on: t)
-        }
+        try Self.fillShadows(projection, on: c)
         #expect(projection.copiedRows == 200)
         #expect(projection.upsertedRows == 200, "each payment folded into a row written earlier")
         let differ = try c.query("""

@@ -1,5 +1,4 @@
 import CPostgres
-import Glibc
 
 /// COPY TO STDOUT: the fastest way PostgreSQL hands out many rows, streamed.
 extension PostgresConnection {
@@ -72,17 +71,5 @@ extension PostgresConnection {
         defer { PQfreeCancel(cancel) }
         var message = [CChar](repeating: 0, count: 256)
         _ = PQcancel(cancel, &message, Int32(message.count))
-    }
-}
-
-extension PostgresConnection {
-    /// Caps the kernel's receive buffer of this connection's socket (until it reconnects),
-    /// so a server streaming a long answer (`copyOut`) runs only as far ahead of a slow
-    /// reader as `bytes`, in steps as short as the reader's, rather than in long runs that
-    /// fill megabytes at a time.
-    public func limitReceiveBuffer(bytes: Int32) {
-        guard let conn else { return }
-        var size = bytes
-        _ = setsockopt(PQsocket(conn), SOL_SOCKET, Int32(SO_RCVBUF), &size, socklen_t(MemoryLayout<Int32>.size))
     }
 }

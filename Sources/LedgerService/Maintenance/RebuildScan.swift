@@ -36,7 +36,6 @@ final class RebuildScan: @unchecked Sendable {
         var batch: [ShadowProjection.Item] = []
         batch.reserveCapacity(batchSize)
         let duty = DutyCycle(share: pace)
-        if duty.isPaced { reader.limitReceiveBuffer(bytes: 64 << 10) }
         do {
             try EventLogStream().runWhole(on: reader) { event in
                 duty.step()
