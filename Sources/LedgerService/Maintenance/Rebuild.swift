@@ -27,7 +27,7 @@ package struct Rebuild: Sendable {
     /// Orders per generation of the fold's window (`ShadowProjection`).
     package var generation = 8192
     /// The share of the build's time spent working (0 < pace <= 1): below 1, the thread that
-    /// reads and the one that folds and writes each pause after every millisecond or so of
+    /// reads and the one that folds and writes each pause after every quarter millisecond of
     /// work, for as long as it worked times (1 / pace - 1) (`DutyCycle`), and the writes go
     /// to PostgreSQL in small pieces, leaving the cores to the service in short gaps.
     package var pace = 1.0
