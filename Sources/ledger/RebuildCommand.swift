@@ -48,7 +48,7 @@ struct RebuildCommand {
     }
 
     /// Measured on 2 cores under a steady load of 300 webhooks a second, 1,000,000 events: the
-    /// writes' p99 went from 4-5 ms to 7-9 ms at 0.15, 8 ms at 0.1 and 10 ms at 0.3
+    /// writes' p99 went from 4-6 ms to 7-10 ms at 0.15, 8 ms at 0.1 and 10 ms at 0.3
     /// (docs/operations.md). At 0.15 the rebuild takes about 55 s there, against 11 s at 1.
     static let defaultPace = 0.15
 
