@@ -1,4 +1,4 @@
-# Shared by Ops/run, Ops/test, Ops/bench and Ops/drill: install what is missing, start a
+# Shared by Ops/run, Ops/test, Ops/bench, Ops/drill and Ops/rebuild-under-load: install what is missing, start a
 # private PostgreSQL under .ledger/ when no DATABASE_URL is given, migrate.
 # Sourced, not executed.
 set -euo pipefail

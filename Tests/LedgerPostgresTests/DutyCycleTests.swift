@@ -27,21 +27,24 @@ struct DutyCycleTests {
         Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
     }
 
-    @Test("at a share of 0.25 a thread's 0.1 s of work takes at least 0.4 s, in short pauses, hundreds of them")
+    @Test("at a share of 0.25 a thread's 0.1 s of work takes at least 0.4 s, in short pauses, dozens of them at least")
     func quarter() {
-        let (elapsed, pauses) = Self.work(DutyCycle(share: 0.25), seconds: 0.1)
+        let duty = DutyCycle(share: 0.25)
+        let (elapsed, pauses) = Self.work(duty, seconds: 0.1)
         #expect(elapsed >= 0.1 / 0.25 * 0.9, "the work took its share of the time: \(elapsed) s")
-        #expect(pauses.count >= 100, "it paused often (after every quarter millisecond or so of work): \(pauses.count) pauses")
-        #expect((pauses.max() ?? 0) < 0.05, "no pause is long: the longest was \(pauses.max() ?? 0) s")
+        // A thread preempted mid-burst counts that time as work, so on a loaded machine bursts
+        // run longer and pauses are fewer and longer: the bounds leave room for that.
+        #expect(duty.pauses >= 50, "it paused often (after every quarter millisecond or so of work): \(duty.pauses) pauses")
+        let median = pauses.isEmpty ? 1 : pauses.sorted()[pauses.count / 2]
+        #expect(median < 0.005, "a pause is short: the median was \(median) s")
     }
 
     @Test("a share of 1 never pauses")
     func unpaced() {
         let duty = DutyCycle(share: 1)
         #expect(!duty.isPaced)
-        let (elapsed, pauses) = Self.work(duty, seconds: 0.02)
-        #expect(pauses.isEmpty, "\(pauses)")
-        #expect(elapsed < 0.5)
+        _ = Self.work(duty, seconds: 0.02)
+        #expect(duty.pauses == 0)
     }
 
     @Test("time spent waiting before rested() is not work: the next step does not pause for it")

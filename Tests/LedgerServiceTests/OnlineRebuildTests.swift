@@ -364,8 +364,10 @@ struct OnlineRebuildTests {
         let live = try c.query("SELECT merchant_order_no, state, paid_recorded_at FROM ledger.orders ORDER BY 1").rows
         // Every registration first, then every payment: the window (100 orders) writes 100
         // new rows at a time (over 100 KB, sent in pieces) and later 100 stored ones (upserts).
-        let projection = ShadowProjection(generation: 100, pageSize: 25, freeze: false, duty: DutyCycle(share: 0.5))
+        let duty = DutyCycle(share: 0.5)
+        let projection = ShadowProjection(generation: 100, pageSize: 25, freeze: false, duty: duty)
         try Self.fillShadows(projection, on: c)
+        #expect(duty.pauses > 0, "the fold, the rendering and the writes went through the paced path")
         #expect(projection.copiedRows == 200)
         #expect(projection.upsertedRows == 200, "each payment folded into a row written earlier")
         let differ = try c.query("""

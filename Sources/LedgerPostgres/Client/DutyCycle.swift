@@ -17,6 +17,8 @@ package final class DutyCycle {
     package let share: Double
     package let burst: Duration
     private var began = ContinuousClock.now
+    /// How many times `step()` has paused.
+    package private(set) var pauses = 0
 
     package init(share: Double, burst: Duration = .microseconds(250)) {
         self.share = min(1, max(share, 0.01))
@@ -32,6 +34,7 @@ package final class DutyCycle {
         guard worked >= burst else { return }
         let seconds = Double(worked.components.seconds) + Double(worked.components.attoseconds) / 1e18
         Thread.sleep(forTimeInterval: seconds * (1 / share - 1))
+        pauses += 1
         began = .now
     }
 

@@ -77,9 +77,11 @@ package struct Rebuild: Sendable {
         do {
             var caughtUp = try writer.transaction { try catchUp(&chain, projection, on: $0) }
             lap("catch-up")
-            // Paced, an index is built by one backend, not by parallel workers on every core.
-            if pace < 1 { try writer.query("SELECT set_config('max_parallel_maintenance_workers', '0', false)") }
-            try writer.transaction { try shadows.createIndexes(on: $0) }
+            try writer.transaction { t in
+                // Paced, an index is built by one backend, not by parallel workers on every core.
+                if pace < 1 { try t.query("SET LOCAL max_parallel_maintenance_workers = 0") }
+                try shadows.createIndexes(on: t)
+            }
             lap("indexes")
             var round = 1
             while true {
