@@ -196,23 +196,18 @@ package struct OrderReadModel: Sendable {
     /// pause between them, so PostgreSQL too works on it in short bursts.
     package func insertNew(_ rows: [OrderRow], duty: DutyCycle? = nil, on c: PostgresConnection) throws {
         if rows.isEmpty { return }
-        let copied: Int
-        if let duty, duty.isPaced {
-            copied = try c.copyIn(copySQL) { send in
-                var copy = BinaryCopyRows(capacity: 48 << 10)
-                for row in rows {
-                    Self.appendCopyRow(row, to: &copy)
-                    if copy.count >= 32 << 10 {
-                        try send(copy.takePiece())
-                        duty.step()
-                    }
+        let paced = duty?.isPaced ?? false
+        let piece = paced ? 32 << 10 : Int.max
+        let copied = try c.copyIn(copySQL) { send in
+            var copy = BinaryCopyRows(capacity: paced ? 48 << 10 : rows.count * 1_600)
+            for row in rows {
+                Self.appendCopyRow(row, to: &copy)
+                if copy.count >= piece {
+                    try send(copy.takePiece())
+                    duty?.step()
                 }
-                try send(copy.finish())
             }
-        } else {
-            var copy = BinaryCopyRows(capacity: rows.count * 1_600)
-            for row in rows { Self.appendCopyRow(row, to: &copy) }
-            copied = try c.copyIn(copySQL, data: copy.finish())
+            try send(copy.finish())
         }
         guard copied == rows.count else {
             throw PostgresError.unexpectedResult("COPY stored \(copied) orders of \(rows.count)")

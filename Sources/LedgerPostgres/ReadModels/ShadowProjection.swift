@@ -152,39 +152,27 @@ package final class ShadowProjection {
     }
 
     /// Renders and writes orders: new rows by COPY, the others by upsert. Paced, a chunk
-    /// is rendered on this thread with its pauses, and upserted 64 rows a statement.
+    /// is rendered on this thread alone with its pauses (not across the cores), its COPY
+    /// goes out in pieces, and its upserts 64 rows a statement.
     private func write(_ open: [Open], on c: PostgresConnection) throws {
         let paced = duty?.isPaced ?? false
         for chunk in stride(from: 0, to: open.count, by: 4096) {
             let part = open[chunk..<min(open.count, chunk + 4096)]
-            guard paced, let duty else {
-                let rows = OrderReadModel.render(part.map(\.model))
-                try write(rows, part, on: c)
-                continue
+            let rows = paced
+                ? part.map { entry in duty?.step(); return OrderRow(entry.model) }
+                : OrderReadModel.render(part.map(\.model))
+            var new: [OrderRow] = [], existing: [OrderRow] = []
+            for (row, entry) in zip(rows, part) {
+                if entry.stored { existing.append(row) } else { new.append(row) }
             }
-            let rows = part.map { entry -> OrderRow in
-                duty.step()
-                return OrderRow(entry.model)
+            try orders.insertNew(new, duty: duty, on: c)
+            let statement = paced ? 64 : max(1, existing.count)
+            for first in stride(from: 0, to: existing.count, by: statement) {
+                try orders.saveMany(Array(existing[first..<min(existing.count, first + statement)]), on: c)
+                duty?.step()
             }
-            try write(rows, part, on: c)
+            copiedRows += new.count
+            upsertedRows += existing.count
         }
-    }
-
-    private func write(_ rows: [OrderRow], _ part: ArraySlice<Open>, on c: PostgresConnection) throws {
-        var new: [OrderRow] = [], existing: [OrderRow] = []
-        for (row, entry) in zip(rows, part) {
-            if entry.stored { existing.append(row) } else { new.append(row) }
-        }
-        try orders.insertNew(new, duty: duty, on: c)
-        if let duty, duty.isPaced {
-            for chunk in stride(from: 0, to: existing.count, by: 64) {
-                try orders.saveMany(Array(existing[chunk..<min(existing.count, chunk + 64)]), on: c)
-                duty.step()
-            }
-        } else {
-            try orders.saveMany(existing, on: c)
-        }
-        copiedRows += new.count
-        upsertedRows += existing.count
     }
 }
