@@ -28,7 +28,7 @@ struct CopyInTests {
 
         // A row PostgreSQL refuses is a typed error naming the problem; nothing of that COPY stays.
         #expect(throws: PostgresError.self) {
-            try c.copyIn("COPY copied (n, label) FROM STDIN", data: Array("1\tfine\nnot-a-number\tbad\n".utf8))
+            try c.copyIn("COPY copied (n, label) FROM STDIN") { send in try send(Array("1\tfine\nnot-a-number\tbad\n".utf8)) }
         }
         #expect(try c.query("SELECT count(*) AS n FROM copied").int64(0, "n") == 1000)
     }
@@ -73,7 +73,8 @@ struct CopyInTests {
         }
         var all = BinaryCopyRows()
         for n in 0..<500 { write(n, to: &all) }
-        #expect(try c.copyIn("COPY whole (n, label) FROM STDIN (FORMAT binary)", data: all.finish()) == 500)
+        let whole = all.finish()
+        #expect(try c.copyIn("COPY whole (n, label) FROM STDIN (FORMAT binary)") { send in try send(whole) } == 500)
         var sentPieces = 0
         let stored = try c.copyIn("COPY pieces (n, label) FROM STDIN (FORMAT binary)") { send in
             var copy = BinaryCopyRows()

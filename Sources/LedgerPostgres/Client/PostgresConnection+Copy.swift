@@ -3,13 +3,6 @@ import Foundation
 
 /// COPY FROM STDIN: rows sent in binary or text, in one round trip.
 extension PostgresConnection {
-    /// Runs `COPY ... FROM STDIN` and sends `data` (already in the COPY format the
-    /// statement names) as its input; returns the number of rows copied.
-    @discardableResult
-    public func copyIn(_ sql: String, data: [UInt8]) throws -> Int {
-        try copyIn(sql) { send in try send(data) }
-    }
-
     /// Runs `COPY ... FROM STDIN`; `produce` sends the input piece by piece, so
     /// PostgreSQL works on the first rows while the caller builds the next. If
     /// `produce` throws, the COPY is abandoned (nothing is stored) and the error
