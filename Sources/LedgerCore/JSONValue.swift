@@ -131,9 +131,14 @@ public enum JSONValue: Sendable, Hashable, CustomStringConvertible {
     public static func parse(stored text: String) throws(JSONError) -> JSONValue {
         var text = text
         let parsed: Result<JSONValue, JSONError> = text.withUTF8 { utf8 in
-            if let plain = PlainJSONReader.parse(utf8) { return .success(plain) }
-            return Result { () throws(JSONError) in try JSONParser.parse(utf8, maxDepth: JSONParser.storedMaxDepth) }
+            Result { () throws(JSONError) in try parse(stored: utf8) }
         }
         return try parsed.get()
+    }
+
+    /// `parse(stored:)` of the UTF-8 in `utf8` (a column read in place, with no string made of it).
+    public static func parse(stored utf8: UnsafeBufferPointer<UInt8>) throws(JSONError) -> JSONValue {
+        if let plain = PlainJSONReader.parse(utf8) { return plain }
+        return try JSONParser.parse(utf8, maxDepth: JSONParser.storedMaxDepth)
     }
 }

@@ -10,7 +10,8 @@ struct ChainLinkCheckTests {
     static func scanVerdict(_ c: PostgresConnection) throws -> ChainVerdict {
         try c.transaction { tx in
             var check = ChainLinkCheck()
-            try EventLogScan().run(on: tx) { event, previous in check.check(event, previousHash: previous) }
+            var scratch: [UInt8] = []
+            try EventLogScan().run(on: tx) { row, previous in check.check(row, previousHash: previous, scratch: &scratch) }
             return check.verdict
         }
     }
@@ -56,5 +57,48 @@ struct ChainLinkCheckTests {
         }
         #expect(position == altered)
         #expect(try Self.scanVerdict(c) == walked)
+    }
+
+    @Test("a row read in place hashes exactly as its StoredEvent does: with and without raw bytes, text beyond ASCII and escapes, and with each hashed column altered")
+    func rowHashesAsTheStoredEvent() throws {
+        let c = try TestDatabase.create("chainrows").connect()
+        var events = (0..<12).map { i in
+            sampleEvent(key: "k\(i)-é", stream: "order-Ü\(i % 3)",
+                        payload: #"{"status":\#(1 + i % 6),"note":"line\nbreak \"quoted\" ☃ \#(i)","amount":"\#(i).50"}"#)
+        }
+        events[3].raw = nil
+        events[5].raw = [0x00, 0xFF, 0xFE, 0x0A]
+        events[7].raw = []
+        events[8].metadataJSON = #"{"signedWith":{"x-signature":"abc"},"verifiedBy":"signature"}"#
+        _ = try c.transaction { try EventStore().append(events, on: $0) }
+        try c.query("ALTER TABLE ledger.events DISABLE TRIGGER USER")
+        // Each hashed column altered at a position of its own (the stored hash kept).
+        try c.query("UPDATE ledger.events SET raw = '\\x01'::bytea WHERE position = 2")
+        try c.query("UPDATE ledger.events SET metadata = '{\"verified\":false}' WHERE position = 3")
+        try c.query("UPDATE ledger.events SET idempotency_key = 'other' WHERE position = 5")
+        try c.query("UPDATE ledger.events SET observed_at = observed_at + interval '1 microsecond' WHERE position = 7")
+        try c.query("UPDATE ledger.events SET recorded_at = recorded_at - interval '1 second' WHERE position = 9")
+        try c.query("UPDATE ledger.events SET stream_version = 99 WHERE position = 10")
+        try c.query("UPDATE ledger.events SET event_id = gen_random_uuid() WHERE position = 11")
+        try c.query("UPDATE ledger.events SET raw = NULL WHERE position = 12")
+        let wrong = Crypto.sha256(Array("not the previous hash".utf8))
+        var compared = 0
+        var matched = 0
+        var scratch: [UInt8] = []
+        try c.transaction { tx in
+            try EventLogScan().run(on: tx) { row, previous in
+                let stored = try row.stored()
+                for candidate in [previous ?? ChainHash.genesis, wrong] {
+                    let inPlace = row.hashMatches(previous: candidate, scratch: &scratch)
+                    #expect(inPlace == (ChainHash.hash(previous: candidate, event: stored) == stored.hash),
+                            "event \(row.position)")
+                    compared += 1
+                    if inPlace { matched += 1 }
+                }
+            }
+        }
+        #expect(compared == 24)
+        // The four events left alone match with their true previous hash, the others not.
+        #expect(matched == 4)
     }
 }

@@ -15,7 +15,19 @@ package struct ChainLinkCheck: Sendable {
     /// Checks the link from the position before `event` (whose stored hash is
     /// `previousHash`, nil when no event is stored there) to `event`.
     package mutating func check(_ event: StoredEvent, previousHash: [UInt8]?) {
-        let p = event.position
+        check(position: event.position, previousHash: previousHash) {
+            ChainHash.hash(previous: $0, event: event) == event.hash
+        }
+    }
+
+    /// `check(_:previousHash:)` of an event read in place (`EventCopyRow`).
+    package mutating func check(_ row: EventCopyRow, previousHash: [UInt8]?, scratch: inout [UInt8]) {
+        check(position: row.position, previousHash: previousHash) { row.hashMatches(previous: $0, scratch: &scratch) }
+    }
+
+    /// Checks the link to the event at `p`: `matches` says whether its stored hash is
+    /// its content hashed onto the hash it is given.
+    private mutating func check(position p: Int64, previousHash: [UInt8]?, matches: ([UInt8]) -> Bool) {
         events += 1
         head = max(head, p)
         if p < 1 {
@@ -26,7 +38,7 @@ package struct ChainLinkCheck: Sendable {
             found(p - 1, "event \(p - 1) is missing (next stored position is \(p))")
             return
         }
-        if ChainHash.hash(previous: previousHash ?? ChainHash.genesis, event: event) != event.hash {
+        if !matches(previousHash ?? ChainHash.genesis) {
             found(p, "event \(p) does not match its hash: its content or the chain before it was altered")
         }
     }

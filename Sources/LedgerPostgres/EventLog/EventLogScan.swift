@@ -7,12 +7,12 @@ import LedgerCore
 package struct EventLogScan {
     package init() {}
 
-    /// Hands each event, with the stored hash at its position - 1 (nil when there is no
-    /// such event), to `each`, in stream order. `each` runs while the COPY streams: it must
-    /// not use `connection`. Run it in a transaction (its planner settings are the
-    /// transaction's).
+    /// Hands each event, read in place, with the stored hash at its position - 1 (nil when
+    /// there is no such event), to `each`, in stream order. `each` runs while the COPY
+    /// streams: it must not use `connection`, nor keep the row. Run it in a transaction
+    /// (its planner settings are the transaction's).
     package func run(on connection: PostgresConnection,
-                     each: (StoredEvent, _ previousHash: [UInt8]?) throws -> Void) throws {
+                     each: (EventCopyRow, _ previousHash: [UInt8]?) throws -> Void) throws {
         // Stream from the first row: the events in the order of their (stream, version)
         // index, each joined to its predecessor by the primary key. A sort (or a hash join,
         // which then needs one) would hold every row back until the whole log was sorted;
@@ -25,7 +25,7 @@ package struct EventLogScan {
         try connection.copyOut(Self.sql) { piece in
             try reader.read(piece) { row in
                 guard row.count == 14 else { throw PostgresError.unexpectedResult("the event scan returned \(row.count) columns") }
-                try each(try StoredEvent(copyRow: row), row.bytes(13))
+                try each(try EventCopyRow(row), row.bytes(13))
             }
         }
         try reader.finish()

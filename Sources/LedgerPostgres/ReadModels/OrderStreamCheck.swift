@@ -26,9 +26,9 @@ package final class OrderStreamCheck {
 
     /// The next event of the scan (events of other streams than orders' are passed over).
     package func add(_ event: ScannedEvent) throws {
-        if event.stored.stream != stream {
+        if event.stream != stream {
             try streamEnded()
-            stream = event.stored.stream
+            stream = event.stream
         }
         if stream.hasPrefix(MerchantOrderNo.streamPrefix) { events.append(event) }
     }

@@ -94,17 +94,16 @@ package struct ReadModelCheck {
         for scanned in events {
             guard case .success(let recorded) = scanned.recorded else {
                 if case .failure(let unreadable) = scanned.recorded {
-                    try sink.add("event \(scanned.stored.position)", ["(unreadable event)"],
-                                 "event \(scanned.stored.position) (\(scanned.stored.stream)) cannot be read back: \(unreadable.reason)")
+                    try sink.add("event \(scanned.position)", ["(unreadable event)"],
+                                 "event \(scanned.position) (\(scanned.stream)) cannot be read back: \(unreadable.reason)")
                 }
                 return nil
             }
             // The service writes an order's events to its own stream; another writer could
             // have broken that (the projection would fold such an event into the order it names).
             if let named = recorded.event.merchantOrderNo, named != no {
-                let stored = scanned.stored
-                try sink.add("event \(stored.position)", ["(foreign stream)"],
-                             "event \(stored.position) in stream \(stored.stream) names order \(named.value): an order's stream must hold its own events only")
+                try sink.add("event \(scanned.position)", ["(foreign stream)"],
+                             "event \(scanned.position) in stream \(scanned.stream) names order \(named.value): an order's stream must hold its own events only")
                 continue
             }
             OrderProjection.fold(&model, recorded)

@@ -1,18 +1,22 @@
 import LedgerCore
 
 /// An event of a scan of the log with its canonical form, mapped on the thread that
-/// read it (`EventMapping.recorded`), so that the thread folding it only folds. A class:
-/// the folding thread gathers each stream's events without copying their many fields.
+/// read it (from the row in place, `EventCopyRow`), so that the thread folding it only
+/// folds. A class: the folding thread gathers each stream's events without copying them.
 package final class ScannedEvent: Sendable {
-    package let stored: StoredEvent
+    package let position: Int64
+    package let stream: String
     /// The canonical event, or why the stored row cannot be read back as one.
     package let recorded: Result<RecordedEvent, UnreadableEvent>
 
-    /// `metadata`: the stored metadata column, parsed already (or why it cannot be).
-    package init(_ stored: StoredEvent, metadata: Result<JSONValue, any Error>) {
-        self.stored = stored
+    /// `metadata`: the row's metadata column, parsed already (or why it cannot be).
+    package init(_ row: EventCopyRow, metadata: Result<JSONValue, any Error>) {
+        position = row.position
+        stream = row.stream
         do {
-            recorded = .success(try EventMapping.recorded(stored, metadata: try metadata.get()))
+            recorded = .success(try RecordedEvent(type: row.type, payload: row.payload(), observedAt: row.observedAt,
+                                                  metadata: try metadata.get(), position: row.position,
+                                                  recordedAt: row.recordedAt))
         } catch {
             recorded = .failure(UnreadableEvent(reason: String(describing: error)))
         }

@@ -37,15 +37,16 @@ package struct SignatureRecheck: Sendable {
         self.init(web3Keys: configuration.web3APIKeys, banxaSecrets: configuration.banxaAPISecrets)
     }
 
-    /// Checks one stored event, its metadata column parsed (`metadata`); events not
-    /// verified by a signature are passed over.
-    package mutating func check(_ event: StoredEvent, metadata: JSONValue) throws {
+    /// Checks the stored event at `position`, its metadata column parsed (`metadata`) and
+    /// its raw body `raw` (taken only when the event was signed); events not verified by a
+    /// signature are passed over.
+    package mutating func check(position: Int64, metadata: JSONValue, raw: @autoclosure () -> [UInt8]?) throws {
         guard metadata["verifiedBy"]?.stringValue == "signature", let signedWith = metadata["signedWith"] else { return }
         guard let provider = StoredSignature.provider(of: signedWith) else {
-            fail(event.position, "signed", "its metadata records no signature headers a recheck can read")
+            fail(position, "signed", "its metadata records no signature headers a recheck can read")
             return
         }
-        let raw = event.raw ?? []
+        let raw = raw() ?? []
         let verdict = provider == Web3Webhook.provider
             ? StoredSignature.web3(signedWith: signedWith, raw: raw, keys: web3)
             : StoredSignature.banxa(signedWith: signedWith, raw: raw, secrets: banxa)
@@ -57,10 +58,10 @@ package struct SignatureRecheck: Sendable {
             tally.unchecked += 1
         case .mismatch:
             tally.mismatched += 1
-            fail(event.position, provider, "its stored signature does not match its raw bytes with any configured key")
+            fail(position, provider, "its stored signature does not match its raw bytes with any configured key")
         case .unreadable(let why):
             tally.mismatched += 1
-            fail(event.position, provider, why)
+            fail(position, provider, why)
         }
         tallies[provider] = tally
     }

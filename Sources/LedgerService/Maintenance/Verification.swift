@@ -112,12 +112,15 @@ private final class ScanThread: @unchecked Sendable {
             try snapshot.join(on: scanner) { s in
                 var batch: [ScannedEvent] = []
                 batch.reserveCapacity(Verification.batchEvents)
-                try EventLogScan().run(on: s) { event, previousHash in
-                    links.check(event, previousHash: previousHash)
+                var scratch: [UInt8] = []
+                try EventLogScan().run(on: s) { row, previousHash in
+                    links.check(row, previousHash: previousHash, scratch: &scratch)
                     // The metadata is parsed once, for the recheck and the canonical event.
-                    let metadata = Result { try JSONValue.parse(stored: event.metadataJSON) }
-                    if recheck != nil, case .success(let parsed) = metadata { try recheck!.check(event, metadata: parsed) }
-                    batch.append(ScannedEvent(event, metadata: metadata))
+                    let metadata = Result { try row.metadata() }
+                    if recheck != nil, case .success(let parsed) = metadata {
+                        try recheck!.check(position: row.position, metadata: parsed, raw: row.raw)
+                    }
+                    batch.append(ScannedEvent(row, metadata: metadata))
                     if batch.count == Verification.batchEvents {
                         try handOff.put(batch)
                         batch.removeAll(keepingCapacity: true)

@@ -1,0 +1,74 @@
+import Glibc
+import LedgerCore
+
+/// A row of a binary COPY of the columns ChainHash hashes, in `StoredEvent(copyRow:)`'s
+/// order, read in place: what a scan of the whole log checks and folds without making a
+/// `StoredEvent` (a string or an array for each of its columns) of every event. Valid
+/// only while the reader hands the row out.
+package struct EventCopyRow {
+    package let row: BinaryCopyRow
+    package let position: Int64
+    package let streamVersion: Int32
+    package let recordedAt: Timestamp
+    package let observedAt: Timestamp
+
+    package init(_ row: BinaryCopyRow) throws {
+        guard row.count >= 13 else { throw PostgresError.unexpectedResult("an event row of \(row.count) columns") }
+        self.row = row
+        position = try row.int64(0)
+        streamVersion = try row.int32(3)
+        recordedAt = try row.timestamp(10) ?? Timestamp(microseconds: 0)
+        observedAt = try row.timestamp(11) ?? Timestamp(microseconds: 0)
+    }
+
+    package var stream: String { row.string(2) ?? "" }
+    package var type: String { row.string(4) ?? "" }
+    /// The raw body's bytes, when stored.
+    package var raw: [UInt8]? { row.bytes(7) }
+
+    /// The payload column (`payload::text`) parsed, read where it lies.
+    package func payload() throws -> JSONValue { try Self.json(row.buffer(6)) }
+    /// The metadata column (`metadata::text`) parsed, read where it lies.
+    package func metadata() throws -> JSONValue { try Self.json(row.buffer(8)) }
+
+    private static func json(_ field: UnsafeRawBufferPointer?) throws -> JSONValue {
+        guard let field, field.count > 0 else { return try JSONValue.parse(stored: "") }
+        return try JSONValue.parse(stored: field.assumingMemoryBound(to: UInt8.self))
+    }
+
+    /// The whole event, as `StoredEvent(copyRow:)` reads it.
+    package func stored() throws -> StoredEvent { try StoredEvent(copyRow: row) }
+
+    /// Whether the stored hash is sha256(`previous` || content), the content encoded as
+    /// `ChainHash.hash(previous:event:)` encodes a `StoredEvent` of this row (a NULL text
+    /// as the empty text, a NULL time as 0): the same bytes, taken from the row where they
+    /// lie. `scratch` is reused from row to row.
+    package func hashMatches(previous: [UInt8], scratch: inout [UInt8]) -> Bool {
+        scratch.removeAll(keepingCapacity: true)
+        scratch.append(contentsOf: previous)
+        BinaryField.appendInt64(&scratch, position)
+        appendText(1, &scratch)
+        appendText(2, &scratch)
+        BinaryField.appendInt32(&scratch, streamVersion)
+        appendText(4, &scratch)
+        appendText(5, &scratch)
+        appendText(6, &scratch)
+        if let raw = row.buffer(7) { appendLengthPrefixed(raw, &scratch) } else { BinaryField.appendInt32(&scratch, -1) }
+        appendText(8, &scratch)
+        appendText(9, &scratch)
+        BinaryField.appendInt64(&scratch, recordedAt.microseconds)
+        BinaryField.appendInt64(&scratch, observedAt.microseconds)
+        let computed = Crypto.sha256(scratch)
+        guard let stored = row.buffer(12), stored.count == computed.count else { return false }
+        return computed.withUnsafeBytes { memcmp($0.baseAddress!, stored.baseAddress!, stored.count) == 0 }
+    }
+
+    private func appendText(_ i: Int, _ out: inout [UInt8]) {
+        if let field = row.buffer(i) { appendLengthPrefixed(field, &out) } else { BinaryField.appendInt32(&out, 0) }
+    }
+
+    private func appendLengthPrefixed(_ field: UnsafeRawBufferPointer, _ out: inout [UInt8]) {
+        BinaryField.appendInt32(&out, Int32(truncatingIfNeeded: field.count))
+        out.append(contentsOf: field)
+    }
+}
