@@ -193,8 +193,8 @@ struct StoredPayload {
     func orderNo() throws(CoreError) -> MerchantOrderNo {
         let s = try string("merchantOrderNo")
         // Stored form: an order registered as "." or ".." before they were refused still reads back.
-        guard MerchantOrderNo.isStoredForm(s) else { throw .invalidEvent(type: type, reason: "merchantOrderNo is not valid") }
-        return try MerchantOrderNo(stored: s)
+        guard let no = try? MerchantOrderNo(stored: s) else { throw .invalidEvent(type: type, reason: "merchantOrderNo is not valid") }
+        return no
     }
 
     func source() throws(CoreError) -> EventSource {

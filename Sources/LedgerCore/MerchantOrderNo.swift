@@ -55,16 +55,16 @@ public struct MerchantOrderNo: Sendable, Hashable, Comparable, CustomStringConve
     public static func isStoredForm(_ text: String) -> Bool {
         let utf8 = text.utf8
         guard !utf8.isEmpty, utf8.count <= 64 else { return false }
-        for c in utf8 {
-            switch c {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"),
-                 UInt8(ascii: ":"), UInt8(ascii: "-"):
-                continue
-            default:
-                return false
-            }
-        }
-        return true
+        return utf8.withContiguousStorageIfAvailable { bytes in bytes.allSatisfy(isAlphabet) }
+            ?? utf8.allSatisfy(isAlphabet)
+    }
+
+    /// The alphabet `A-Z a-z 0-9 . _ : -` as two 64-bit masks over ASCII (bit c of the
+    /// pair is set for each byte c of it).
+    private static let alphabetLow: UInt64 = 0x07FF_6000_0000_0000    // - . 0-9 :
+    private static let alphabetHigh: UInt64 = 0x07FF_FFFE_87FF_FFFE   // A-Z _ a-z
+
+    private static func isAlphabet(_ c: UInt8) -> Bool {
+        c < 64 ? (alphabetLow >> UInt64(c)) & 1 == 1 : c < 128 && (alphabetHigh >> UInt64(c - 64)) & 1 == 1
     }
 }

@@ -152,6 +152,20 @@ struct InputRuleTests {
 
     // MARK: order numbers
 
+    @Test("each character alone is a stored order number exactly when it is in the alphabet (every scalar up to U+07FF)")
+    func orderNumberAlphabet() {
+        let alphabet = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._:-".unicodeScalars)
+        for value in 0..<0x800 {
+            guard let scalar = Unicode.Scalar(value) else { continue }
+            let text = String(Character(scalar))
+            #expect(MerchantOrderNo.isStoredForm(text) == alphabet.contains(scalar), "U+\(String(value, radix: 16))")
+            #expect(MerchantOrderNo.isStoredForm("A" + text + "z") == alphabet.contains(scalar), "U+\(String(value, radix: 16))")
+        }
+        #expect(MerchantOrderNo.isStoredForm(String(repeating: "a", count: 64)))
+        #expect(!MerchantOrderNo.isStoredForm(String(repeating: "a", count: 65)))
+        #expect(!MerchantOrderNo.isStoredForm(""))
+    }
+
     @Test("an order number is accepted exactly when it is 1-64 characters of the alphabet and neither . nor .. (3,000 seeded candidates, path and body)")
     func orderNumbers() throws {
         var rng = SplitMix64(seed: 1806)

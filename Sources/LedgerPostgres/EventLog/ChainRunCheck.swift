@@ -14,6 +14,7 @@ package struct ChainRunCheck {
     package let head: Int64
     private var previous: (position: Int64, hash: [UInt8])?
     private var links = ChainLinkCheck()
+    private var scratch: [UInt8] = []
 
     package init(period: ClosedRange<Int64>, head: Int64) {
         self.period = period
@@ -21,19 +22,19 @@ package struct ChainRunCheck {
     }
 
     /// Checks the link from the event before `event` to it; throws `ChainBreak` when it fails.
-    package mutating func check(_ event: StoredEvent) throws {
+    package mutating func check(_ event: EventCopyRow) throws {
         let p = event.position
         let anchor = period.lowerBound - 1
         if previous == nil && anchor >= 1 {
             guard p == anchor else {
                 throw ChainBreak(position: anchor, reason: "event \(anchor) is missing (the next stored position is \(p))")
             }
-            previous = (p, event.hash)
+            previous = (p, event.row.bytes(12) ?? [])
             return
         }
-        links.check(event, previousHash: previous.flatMap { $0.position == p - 1 ? $0.hash : nil })
+        links.check(event, previousHash: previous.flatMap { $0.position == p - 1 ? $0.hash : nil }, scratch: &scratch)
         if case .broken(let position, let reason) = links.verdict { throw ChainBreak(position: position, reason: reason) }
-        previous = (p, event.hash)
+        previous = (p, event.row.bytes(12) ?? [])
     }
 
     /// Once the run was read: throws `ChainBreak` if it ended before the event after the

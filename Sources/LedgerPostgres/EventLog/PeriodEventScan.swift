@@ -33,10 +33,11 @@ package struct PeriodEventScan {
         return first...last
     }
 
-    /// Hands each event of `bounds` widened by one position on each side to `each`, in
-    /// ledger order. `each` runs while the COPY streams: it must not use `c`.
+    /// Hands each event of `bounds` widened by one position on each side, read in place, to
+    /// `each`, in ledger order. `each` runs while the COPY streams: it must not use `c`,
+    /// nor keep the row.
     package func run(_ bounds: ClosedRange<Int64>, on c: PostgresConnection,
-                     each: (StoredEvent, _ inPeriod: Bool) throws -> Void) throws {
+                     each: (EventCopyRow, _ inPeriod: Bool) throws -> Void) throws {
         // COPY takes no parameters: the values reach it as settings of this transaction.
         try c.query("SELECT set_config('ledger.export_first', $1, true), set_config('ledger.export_last', $2, true)",
                     [.int(bounds.lowerBound - 1), .int(bounds.upperBound + 1)])
@@ -44,7 +45,7 @@ package struct PeriodEventScan {
         var reader = BinaryCopyReader()
         try c.copyOut(Self.sql) { piece in
             try reader.read(piece) { row in
-                let event = try StoredEvent(copyRow: row)
+                let event = try EventCopyRow(row)
                 try each(event, event.recordedAt.microseconds >= from && event.recordedAt.microseconds < to)
             }
         }

@@ -211,9 +211,9 @@ package final class ExportSession {
                 let statusAfter = try statuses.after(item, replay: replay)
                 guard item.inPeriod else { continue }
                 let event = ExportedEvent(
-                    position: item.stored.position, recordedAt: item.stored.recordedAt, observedAt: item.stored.observedAt,
-                    stream: item.stored.stream, type: item.stored.type, source: item.stored.source,
-                    eventID: item.stored.eventID, hash: item.stored.hash, event: try item.recorded.get().event,
+                    position: item.head.position, recordedAt: item.head.recordedAt, observedAt: item.head.observedAt,
+                    stream: item.head.stream, type: item.head.type, source: item.head.source,
+                    eventID: item.head.eventID, hash: item.head.hash, event: try item.recorded.get().event,
                     statusAfter: statusAfter)
                 event.write(to: &writer)
                 event.count(in: &manifest)
@@ -265,13 +265,16 @@ private final class OrderCounts: @unchecked Sendable {
 /// thread; a failure is the export's when it comes to the event), and whether it was
 /// recorded in the period. A class: batches pass it on without copying its many fields.
 final class PeriodEvent: Sendable {
-    let stored: StoredEvent
+    let head: EventHead
     let recorded: Result<RecordedEvent, Error>
     let inPeriod: Bool
 
-    init(_ stored: StoredEvent, inPeriod: Bool) {
-        self.stored = stored
-        recorded = Result { try EventMapping.recorded(stored) }
+    init(_ row: EventCopyRow, inPeriod: Bool) {
+        head = EventHead(row)
+        recorded = Result {
+            try RecordedEvent(type: row.type, payload: row.payload(), observedAt: row.observedAt, metadata: row.metadata(),
+                              position: row.position, recordedAt: row.recordedAt)
+        }
         self.inPeriod = inPeriod
     }
 }

@@ -38,11 +38,11 @@ struct StatusTracker {
 
     /// Folds the order streams of `batch` that neither a kept state nor version 1 starts.
     mutating func prepare(for batch: [PeriodEvent], replay: Replay) throws {
-        guard let first = batch.first?.stored.position else { return }
+        guard let first = batch.first?.head.position else { return }
         var started = Set<String>()   // streams that begin in the batch
         var missing: [String] = []
-        for item in batch where item.stored.stream.hasPrefix(MerchantOrderNo.streamPrefix) {
-            let stream = item.stored.stream, version = item.stored.streamVersion
+        for item in batch where item.head.stream.hasPrefix(MerchantOrderNo.streamPrefix) {
+            let stream = item.head.stream, version = item.head.streamVersion
             if let known = folded(stream) {
                 if known.isFollowed(byVersion: version) { continue }
             } else if version == 1 {
@@ -69,20 +69,20 @@ struct StatusTracker {
     mutating func after(_ item: PeriodEvent, replay: Replay) throws -> OrderStatus? {
         guard case .success(let recorded) = item.recorded else { _ = try item.recorded.get(); return nil }
         guard let no = recorded.event.merchantOrderNo else { return nil }
-        let own = Self.isOwnStream(item.stored.stream, of: no)
-        let stream = own ? item.stored.stream : no.stream
-        let version = own ? item.stored.streamVersion : nil
+        let own = Self.isOwnStream(item.head.stream, of: no)
+        let stream = own ? item.head.stream : no.stream
+        let version = own ? item.head.streamVersion : nil
         // The common case: the stream's state was kept in the newer generation; folded in place.
-        if let known = recent[stream], !own || known.isFollowed(byVersion: item.stored.streamVersion) {
+        if let known = recent[stream], !own || known.isFollowed(byVersion: item.head.streamVersion) {
             return Self.fold(known, recorded, version)
         }
         let folded: Folded
-        if let known = older[stream], !own || known.isFollowed(byVersion: item.stored.streamVersion) {
+        if let known = older[stream], !own || known.isFollowed(byVersion: item.head.streamVersion) {
             folded = known
-        } else if own && item.stored.streamVersion == 1 {
+        } else if own && item.head.streamVersion == 1 {
             folded = Folded(state: OrderState.replay(no, []), version: nil)
         } else {
-            let earlier = try replay([stream], item.stored.position)[stream] ?? []
+            let earlier = try replay([stream], item.head.position)[stream] ?? []
             folded = Folded(state: OrderState.replay(no, try earlier.map(EventMapping.recorded)), version: nil)
         }
         let status = Self.fold(folded, recorded, version)
