@@ -45,4 +45,29 @@ struct VerifyScanTests {
             "order M-5": ["(no row)"], "order M-7": ["paid_amount"],
         ])
     }
+
+    @Test("the masked document is checked as it is served: stored apart when the order holds an e-mail address, else the document itself")
+    func maskedDocuments() throws {
+        let committer = GroupCommitter(pool: try db.pool(size: 1), projector: OrderProjection())
+        for (no, customer) in [("E-1", "ann@example.com"), ("E-2", "ann@example.com"), ("E-3", "cust-7")] {
+            let registration = try OrderRequests.registration(
+                body: Array(#"{"merchantOrderNo":"\#(no)","provider":"web3","amount":"40.00","asset":"USDT","externalCustomerId":"\#(customer)"}"#.utf8),
+                receivedAt: Timestamp.now())
+            _ = try committer.append([EventMapping.newEvent(.registered(registration), raw: nil,
+                                                            receipt: Receipt(requestID: "test", verifiedBy: "token:test"))])
+        }
+        committer.shutdown()
+        let c = try db.connect()
+        defer { c.close() }
+        #expect(try c.query("SELECT count(*) AS n FROM ledger.orders WHERE document_masked IS NOT NULL").int64(0, "n") == 2)
+        #expect(try differences().isEmpty)
+        // The masked document edited; the masked document dropped, so the unmasked one would be served masked.
+        try c.query("UPDATE ledger.orders SET document_masked = replace(document_masked, '\"40.00\"', '\"41.00\"') WHERE merchant_order_no = 'E-1'")
+        try c.query("UPDATE ledger.orders SET document_masked = NULL WHERE merchant_order_no = 'E-2'")
+        // An order without one: its document edited is what is served both ways.
+        try c.query("UPDATE ledger.orders SET document = replace(document, '\"40.00\"', '\"41.00\"') WHERE merchant_order_no = 'E-3'")
+        #expect(try differences() == [
+            "order E-1": ["document_masked"], "order E-2": ["document_masked"], "order E-3": ["document", "document_masked"],
+        ])
+    }
 }

@@ -44,7 +44,9 @@ package struct OrderRowScan {
         if !rows.isEmpty { try each(QueryResult(columns: Self.columns, rows: rows, affectedRows: 0)) }
     }
 
-    /// Documents only when of the current rendering version (another is not served).
+    /// Documents only when of the current rendering version (another is not served); the
+    /// masked one only when stored apart (NULL: the masked document is the document, as
+    /// `coalesce(document_masked, document)` serves it), so no document is sent twice.
     static let sql = """
         COPY (SELECT merchant_order_no, state, paid_recorded_at, provider, status, status_name, paid, attention,
                      late_payment, refunded, expected_amount, paid_amount, asset, fiat_currency, fiat_amount,
@@ -53,7 +55,7 @@ package struct OrderRowScan {
                      CASE WHEN document_version = (SELECT current_setting('ledger.verify_version')::smallint)
                           THEN document END,
                      CASE WHEN document_version = (SELECT current_setting('ledger.verify_version')::smallint)
-                          THEN coalesce(document_masked, document) END
+                          THEN document_masked END
                 FROM ledger.orders
                ORDER BY merchant_order_no)
           TO STDOUT (FORMAT binary)
