@@ -140,17 +140,24 @@ public enum Hex {
 
     /// Nil when the text is not an even number of hex digits.
     public static func decode(_ text: String) -> [UInt8]? {
-        let utf8 = Array(text.utf8)
+        let utf8 = text.utf8
         guard utf8.count % 2 == 0 else { return nil }
-        var out = [UInt8]()
-        out.reserveCapacity(utf8.count / 2)
-        var i = 0
-        while i < utf8.count {
-            guard let hi = nibble(utf8[i]), let lo = nibble(utf8[i + 1]) else { return nil }
-            out.append(hi << 4 | lo)
-            i += 2
+        return utf8.withContiguousStorageIfAvailable(decode) ?? Array(utf8).withUnsafeBufferPointer(decode)
+    }
+
+    private static func decode(_ utf8: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        var valid = true
+        let out = [UInt8](unsafeUninitializedCapacity: utf8.count / 2) { out, count in
+            for i in 0..<utf8.count / 2 {
+                guard let hi = nibble(utf8[2 * i]), let lo = nibble(utf8[2 * i + 1]) else {
+                    valid = false
+                    break
+                }
+                out[i] = hi << 4 | lo
+                count = i + 1
+            }
         }
-        return out
+        return valid ? out : nil
     }
 
     private static func nibble(_ c: UInt8) -> UInt8? {

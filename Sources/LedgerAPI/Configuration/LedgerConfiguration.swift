@@ -43,7 +43,7 @@ public struct LedgerConfiguration: Sendable {
     /// used, connecting as `role`.
     public static func fromEnvironment(_ env: [String: String], executablePath: String = "",
                                        role: PrivateCluster.Role = .owner) throws -> LedgerConfiguration {
-        var reader = EnvironmentReader(env)
+        let reader = EnvironmentReader(env)
         let url: String
         if let given = reader.text("DATABASE_URL") {
             url = given
