@@ -18,6 +18,7 @@ struct HexTests {
             #expect(Hex.decode(String(decoding: broken, as: UTF8.self)) == nil, "\(text) with a non-digit")
         }
         #expect(Hex.decode("") == [])
-        #expect(Hex.decode("é0") == nil)
+        #expect(Hex.decode("é") == nil)
+        #expect(Hex.decode("0é0") == nil)
     }
 }

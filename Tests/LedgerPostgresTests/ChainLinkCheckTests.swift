@@ -59,10 +59,10 @@ struct ChainLinkCheckTests {
         #expect(try Self.scanVerdict(c) == walked)
     }
 
-    @Test("a row read in place hashes exactly as its StoredEvent does: with and without raw bytes, text beyond ASCII and escapes, and with each hashed column altered")
+    @Test("a row read in place hashes exactly as its StoredEvent does: with and without raw bytes, text beyond ASCII and escapes, and with each hashed column altered in turn")
     func rowHashesAsTheStoredEvent() throws {
         let c = try TestDatabase.create("chainrows").connect()
-        var events = (0..<12).map { i in
+        var events = (0..<18).map { i in
             sampleEvent(key: "k\(i)-é", stream: "order-Ü\(i % 3)",
                         payload: #"{"status":\#(1 + i % 6),"note":"line\nbreak \"quoted\" ☃ \#(i)","amount":"\#(i).50"}"#)
         }
@@ -81,6 +81,11 @@ struct ChainLinkCheckTests {
         try c.query("UPDATE ledger.events SET stream_version = 99 WHERE position = 10")
         try c.query("UPDATE ledger.events SET event_id = gen_random_uuid() WHERE position = 11")
         try c.query("UPDATE ledger.events SET raw = NULL WHERE position = 12")
+        try c.query("UPDATE ledger.events SET stream = 'order-Ü9' WHERE position = 13")
+        try c.query("UPDATE ledger.events SET type = 'OrderRegistered' WHERE position = 14")
+        try c.query("UPDATE ledger.events SET source = 'operator' WHERE position = 15")
+        try c.query("UPDATE ledger.events SET payload = jsonb_set(payload, '{amount}', '\"1.00\"') WHERE position = 16")
+        try c.query("UPDATE ledger.events SET position = 19 WHERE position = 18")
         let wrong = Crypto.sha256(Array("not the previous hash".utf8))
         var compared = 0
         var matched = 0
@@ -97,8 +102,9 @@ struct ChainLinkCheckTests {
                 }
             }
         }
-        #expect(compared == 24)
-        // The four events left alone match with their true previous hash, the others not.
-        #expect(matched == 4)
+        #expect(compared == 36)
+        // The five events left alone (1, 4, 6, 8, 17) match with their true previous hash, the
+        // others not, and none matches with a wrong one.
+        #expect(matched == 5)
     }
 }

@@ -12,15 +12,8 @@ package struct ChainLinkCheck: Sendable {
 
     package init() {}
 
-    /// Checks the link from the position before `event` (whose stored hash is
-    /// `previousHash`, nil when no event is stored there) to `event`.
-    package mutating func check(_ event: StoredEvent, previousHash: [UInt8]?) {
-        check(position: event.position, previousHash: previousHash) {
-            ChainHash.hash(previous: $0, event: event) == event.hash
-        }
-    }
-
-    /// `check(_:previousHash:)` of an event read in place (`EventCopyRow`).
+    /// Checks the link from the position before `row`'s event (whose stored hash is
+    /// `previousHash`, nil when no event is stored there) to it. `scratch` is reused.
     package mutating func check(_ row: EventCopyRow, previousHash: [UInt8]?, scratch: inout [UInt8]) {
         check(position: row.position, previousHash: previousHash) { row.hashMatches(previous: $0, scratch: &scratch) }
     }

@@ -27,13 +27,37 @@ package struct EventCopyRow {
     package var raw: [UInt8]? { row.bytes(7) }
 
     /// The payload column (`payload::text`) parsed, read where it lies.
-    package func payload() throws -> JSONValue { try Self.json(row.buffer(6)) }
+    package func payload() throws -> JSONValue { try json(6) }
     /// The metadata column (`metadata::text`) parsed, read where it lies.
-    package func metadata() throws -> JSONValue { try Self.json(row.buffer(8)) }
+    package func metadata() throws -> JSONValue { try json(8) }
 
-    private static func json(_ field: UnsafeRawBufferPointer?) throws -> JSONValue {
-        guard let field, field.count > 0 else { return try JSONValue.parse(stored: "") }
-        return try JSONValue.parse(stored: field.assumingMemoryBound(to: UInt8.self))
+    private func json(_ i: Int) throws -> JSONValue {
+        try withText(i) { utf8 in try JSONValue.parse(stored: utf8.assumingMemoryBound(to: UInt8.self)) }
+    }
+
+    /// A text field's bytes as `StoredEvent(copyRow:)` reads them (NULL as empty): in place
+    /// when they are ASCII, the common case; otherwise as `String(decoding:as:)` makes them
+    /// (the same bytes when they are valid UTF-8, as a UTF-8 database guarantees; each
+    /// invalid sequence replaced by U+FFFD when they are not).
+    private func withText<R>(_ i: Int, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        guard let field = row.buffer(i), field.count > 0 else { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
+        if Self.isASCII(field) { return try body(field) }
+        var text = String(decoding: field, as: UTF8.self)
+        return try text.withUTF8 { try body(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Whether every byte is below 0x80, eight at a time.
+    package static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var i = 0
+        while i + 8 <= bytes.count {
+            if bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { return false }
+            i += 8
+        }
+        while i < bytes.count {
+            if bytes[i] >= 0x80 { return false }
+            i += 1
+        }
+        return true
     }
 
     /// The whole event, as `StoredEvent(copyRow:)` reads it.
@@ -41,8 +65,8 @@ package struct EventCopyRow {
 
     /// Whether the stored hash is sha256(`previous` || content), the content encoded as
     /// `ChainHash.hash(previous:event:)` encodes a `StoredEvent` of this row (a NULL text
-    /// as the empty text, a NULL time as 0): the same bytes, taken from the row where they
-    /// lie. `scratch` is reused from row to row.
+    /// as the empty text, a NULL time as 0, text as `withText` reads it): the same bytes,
+    /// taken from the row where they lie. `scratch` is reused from row to row.
     package func hashMatches(previous: [UInt8], scratch: inout [UInt8]) -> Bool {
         scratch.removeAll(keepingCapacity: true)
         scratch.append(contentsOf: previous)
@@ -64,7 +88,7 @@ package struct EventCopyRow {
     }
 
     private func appendText(_ i: Int, _ out: inout [UInt8]) {
-        if let field = row.buffer(i) { appendLengthPrefixed(field, &out) } else { BinaryField.appendInt32(&out, 0) }
+        withText(i) { appendLengthPrefixed($0, &out) }
     }
 
     private func appendLengthPrefixed(_ field: UnsafeRawBufferPointer, _ out: inout [UInt8]) {

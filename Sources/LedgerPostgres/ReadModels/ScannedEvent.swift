@@ -14,9 +14,10 @@ package final class ScannedEvent: Sendable {
         position = row.position
         stream = row.stream
         do {
+            // The metadata's error first, as `EventMapping.recorded` reports it.
+            let metadata = try metadata.get()
             recorded = .success(try RecordedEvent(type: row.type, payload: row.payload(), observedAt: row.observedAt,
-                                                  metadata: try metadata.get(), position: row.position,
-                                                  recordedAt: row.recordedAt))
+                                                  metadata: metadata, position: row.position, recordedAt: row.recordedAt))
         } catch {
             recorded = .failure(UnreadableEvent(reason: String(describing: error)))
         }

@@ -272,8 +272,9 @@ final class PeriodEvent: Sendable {
     init(_ row: EventCopyRow, inPeriod: Bool) {
         head = EventHead(row)
         recorded = Result {
-            try RecordedEvent(type: row.type, payload: row.payload(), observedAt: row.observedAt, metadata: row.metadata(),
-                              position: row.position, recordedAt: row.recordedAt)
+            let metadata = try row.metadata()   // its error first, as `EventMapping.recorded` reports it
+            return try RecordedEvent(type: row.type, payload: row.payload(), observedAt: row.observedAt, metadata: metadata,
+                                     position: row.position, recordedAt: row.recordedAt)
         }
         self.inPeriod = inPeriod
     }
