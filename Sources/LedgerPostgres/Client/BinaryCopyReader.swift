@@ -142,4 +142,31 @@ public struct BinaryCopyRow {
     private static func shape(_ i: Int, _ what: String) -> PostgresError {
         .unexpectedResult("binary COPY field \(i) is not \(what)")
     }
+
+    /// The row's fields copied out of the reader's buffer, to be read after its hand-out.
+    package func owned() -> Owned {
+        var copied: [UInt8] = []
+        var offsets: [Int] = []
+        offsets.reserveCapacity(fields.count)
+        for i in 0..<count {
+            guard let field = buffer(i) else {
+                offsets.append(copied.count); offsets.append(-1)
+                continue
+            }
+            offsets.append(copied.count); offsets.append(field.count)
+            copied.append(contentsOf: field)
+        }
+        return Owned(bytes: copied, fields: offsets)
+    }
+
+    /// A row copied out of the reader's buffer (`owned()`).
+    package struct Owned: Sendable {
+        let bytes: [UInt8]
+        let fields: [Int]
+
+        /// The row, read in place from the copy, for the length of `body`.
+        package func withRow<R>(_ body: (BinaryCopyRow) throws -> R) rethrows -> R {
+            try bytes.withUnsafeBytes { b in try fields.withUnsafeBufferPointer { f in try body(BinaryCopyRow(bytes: b, fields: f)) } }
+        }
+    }
 }

@@ -20,16 +20,27 @@ public struct ChainContinuation: Sendable, Equatable {
     /// Checks the next event. `.intact` moves the walk past it; `.broken` names the
     /// position and leaves the walk where it was.
     public mutating func check(_ event: StoredEvent) -> ChainVerdict {
+        check(position: event.position, hash: { event.hash }) { ChainHash.hash(previous: $0, event: event) == event.hash }
+    }
+
+    /// `check(_:)` of an event read in place (`EventCopyRow`); `scratch` is reused.
+    package mutating func check(_ row: EventCopyRow, scratch: inout [UInt8]) -> ChainVerdict {
+        check(position: row.position, hash: { row.row.bytes(12) ?? [] }) { row.hashMatches(previous: $0, scratch: &scratch) }
+    }
+
+    /// The event at `position`, whose stored hash is `hash()`, follows the head when
+    /// `matches` says its stored hash is its content hashed onto the head's.
+    private mutating func check(position: Int64, hash: () -> [UInt8], matches: ([UInt8]) -> Bool) -> ChainVerdict {
         let expected = head + 1
-        if event.position != expected {
-            return .broken(position: expected, reason: "event \(expected) is missing (next stored position is \(event.position))")
+        if position != expected {
+            return .broken(position: expected, reason: "event \(expected) is missing (next stored position is \(position))")
         }
-        if ChainHash.hash(previous: headHash, event: event) != event.hash {
-            return .broken(position: event.position,
-                           reason: "event \(event.position) does not match its hash: its content or the chain before it was altered")
+        if !matches(headHash) {
+            return .broken(position: position,
+                           reason: "event \(position) does not match its hash: its content or the chain before it was altered")
         }
-        head = event.position
-        headHash = event.hash
+        head = position
+        headHash = hash()
         return .intact(events: 1, head: head)
     }
 }

@@ -63,6 +63,16 @@ package struct EventCopyRow {
     /// The whole event, as `StoredEvent(copyRow:)` reads it.
     package func stored() throws -> StoredEvent { try StoredEvent(copyRow: row) }
 
+    /// The canonical event, as `EventMapping.recorded` makes it of the `StoredEvent` (the
+    /// metadata's error before the payload's).
+    package func recorded() throws -> RecordedEvent { try recorded(metadata: metadata()) }
+
+    /// The canonical event, the metadata column parsed already.
+    package func recorded(metadata: JSONValue) throws -> RecordedEvent {
+        try RecordedEvent(type: type, payload: payload(), observedAt: observedAt, metadata: metadata,
+                          position: position, recordedAt: recordedAt)
+    }
+
     /// Whether the stored hash is sha256(`previous` || content), the content encoded as
     /// `ChainHash.hash(previous:event:)` encodes a `StoredEvent` of this row (a NULL text
     /// as the empty text, a NULL time as 0, text as `withText` reads it): the same bytes,

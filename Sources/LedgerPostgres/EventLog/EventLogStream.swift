@@ -10,15 +10,15 @@ package struct EventLogStream {
 
     package init() {}
 
-    /// Hands each event after `position` to `each`, in order. `each` runs while the COPY
-    /// streams: it must not use `connection`. If it throws, the COPY stops and its error
-    /// is rethrown.
-    package func run(after position: Int64, on connection: PostgresConnection, each: (StoredEvent) throws -> Void) throws {
+    /// Hands each event after `position`, read in place, to `each`, in order. `each` runs
+    /// while the COPY streams: it must not use `connection`, nor keep the row. If it
+    /// throws, the COPY stops and its error is rethrown.
+    package func run(after position: Int64, on connection: PostgresConnection, each: (EventCopyRow) throws -> Void) throws {
         // COPY takes no parameters: the position goes through a setting.
         try connection.query("SELECT set_config('ledger.stream_after', $1, false)", [.text(String(position))])
         var reader = BinaryCopyReader()
         try connection.copyOut(Self.sql) { piece in
-            try reader.read(piece) { row in try each(StoredEvent(copyRow: row)) }
+            try reader.read(piece) { row in try each(EventCopyRow(row)) }
         }
         try reader.finish()
     }
@@ -32,29 +32,29 @@ package struct EventLogStream {
     /// until the ones before it have passed; should one lie further away, the rest is read by
     /// the primary key from the first position not yet handed out (a new statement, so a
     /// later snapshot: a longer prefix of the log). Run it outside a transaction.
-    package func runWhole(on connection: PostgresConnection, each: (StoredEvent) throws -> Void) throws {
+    package func runWhole(on connection: PostgresConnection, each: (EventCopyRow) throws -> Void) throws {
         // One backend, from the table's first block (not joining another scan midway).
         try connection.query("""
             SELECT set_config('synchronize_seqscans', 'off', false),
                    set_config('max_parallel_workers_per_gather', '0', false)
             """)
         var next: Int64 = 1
-        var held: [Int64: StoredEvent] = [:]
+        var held: [Int64: BinaryCopyRow.Owned] = [:]   // copied out of the COPY's buffer
         var reader = BinaryCopyReader()
         do {
             try connection.copyOut(Self.wholeSQL) { piece in
                 try reader.read(piece) { row in
-                    let event = try StoredEvent(copyRow: row)
+                    let event = try EventCopyRow(row)
                     guard event.position > next else {
                         try each(event)   // in place (or below it, which the walk names)
                         next = max(next, event.position + 1)
                         while let following = held.removeValue(forKey: next) {
-                            try each(following)
+                            try following.withRow { try each(EventCopyRow($0)) }
                             next += 1
                         }
                         return
                     }
-                    held[event.position] = event
+                    held[event.position] = row.owned()
                     if held.count > reorderLimit { throw OutOfPlace() }
                 }
             }
@@ -64,7 +64,7 @@ package struct EventLogStream {
             return
         }
         // A position missing from the log: what is held goes on in order, and the walk names the gap.
-        for (_, event) in held.sorted(by: { $0.key < $1.key }) { try each(event) }
+        for (_, event) in held.sorted(by: { $0.key < $1.key }) { try event.withRow { try each(EventCopyRow($0)) } }
     }
 
     private struct OutOfPlace: Error {}

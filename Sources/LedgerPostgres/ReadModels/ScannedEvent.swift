@@ -15,9 +15,7 @@ package final class ScannedEvent: Sendable {
         stream = row.stream
         do {
             // The metadata's error first, as `EventMapping.recorded` reports it.
-            let metadata = try metadata.get()
-            recorded = .success(try RecordedEvent(type: row.type, payload: row.payload(), observedAt: row.observedAt,
-                                                  metadata: metadata, position: row.position, recordedAt: row.recordedAt))
+            recorded = .success(try row.recorded(metadata: try metadata.get()))
         } catch {
             recorded = .failure(UnreadableEvent(reason: String(describing: error)))
         }

@@ -59,14 +59,23 @@ package final class ShadowProjection {
         let inOwnStream: Bool
 
         package init(_ stored: StoredEvent, _ recorded: RecordedEvent) {
+            self.init(stream: stored.stream, streamVersion: stored.streamVersion, recorded)
+        }
+
+        /// An event read in place (`EventCopyRow`) and its canonical form.
+        package init(_ row: EventCopyRow, _ recorded: RecordedEvent) {
+            self.init(stream: row.stream, streamVersion: Int(row.streamVersion), recorded)
+        }
+
+        private init(stream: String, streamVersion: Int, _ recorded: RecordedEvent) {
             self.recorded = recorded
-            streamVersion = stored.streamVersion
+            self.streamVersion = streamVersion
             let (prefix, name): (String, String?) = switch recorded.event {
             case .enrollment(let e): ("enrollment-", e.enrollmentRef)
             default: ("order-", recorded.event.merchantOrderNo?.value)
             }
-            inOwnStream = name.map { stored.stream.utf8.count == prefix.utf8.count + $0.utf8.count
-                && stored.stream.hasPrefix(prefix) && stored.stream.hasSuffix($0) } ?? true
+            inOwnStream = name.map { stream.utf8.count == prefix.utf8.count + $0.utf8.count
+                && stream.hasPrefix(prefix) && stream.hasSuffix($0) } ?? true
         }
     }
 

@@ -271,11 +271,7 @@ final class PeriodEvent: Sendable {
 
     init(_ row: EventCopyRow, inPeriod: Bool) {
         head = EventHead(row)
-        recorded = Result {
-            let metadata = try row.metadata()   // its error first, as `EventMapping.recorded` reports it
-            return try RecordedEvent(type: row.type, payload: row.payload(), observedAt: row.observedAt, metadata: metadata,
-                                     position: row.position, recordedAt: row.recordedAt)
-        }
+        recorded = Result { try row.recorded() }
         self.inPeriod = inPeriod
     }
 }

@@ -226,4 +226,13 @@ package struct Rebuild: Sendable {
             throw MaintenanceError.unreadableEvent(position: stored.position, String(describing: error))
         }
     }
+
+    /// `readable(_:)` of an event read in place.
+    static func readable(_ row: EventCopyRow) throws -> RecordedEvent {
+        do {
+            return try row.recorded()
+        } catch {
+            throw MaintenanceError.unreadableEvent(position: row.position, String(describing: error))
+        }
+    }
 }

@@ -36,10 +36,11 @@ final class RebuildScan: @unchecked Sendable {
         var batch: [ShadowProjection.Item] = []
         batch.reserveCapacity(batchSize)
         let duty = DutyCycle(share: pace)
+        var scratch: [UInt8] = []
         do {
             try EventLogStream().runWhole(on: reader) { event in
                 duty.step()
-                if case .broken(let position, let reason) = walk.check(event) {
+                if case .broken(let position, let reason) = walk.check(event, scratch: &scratch) {
                     throw MaintenanceError.chainBroken(position: position, reason + "; nothing was rebuilt")
                 }
                 batch.append(ShadowProjection.Item(event, try Rebuild.readable(event)))
