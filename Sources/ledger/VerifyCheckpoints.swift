@@ -1,3 +1,4 @@
+import Foundation
 import LedgerAPI
 import LedgerCore
 import LedgerPostgres
@@ -32,7 +33,11 @@ struct VerifyCheckpoints {
     func run(paths: [String], publicKeyFile: String?, keyPath: String?, on connection: PostgresConnection) throws -> Int {
         let publicKey = try Self.publicKey(file: publicKeyFile, keyPath: keyPath)
         let files = try CheckpointVerification.files(paths)
-        let report = try CheckpointVerification(publicKey: publicKey).run(files, on: connection)
+        let showProgress = isatty(STDERR_FILENO) == 1
+        let report = try CheckpointVerification(publicKey: publicKey).run(files, on: connection) { notes in
+            if showProgress { FileHandle.standardError.write(Data("\rledger verify: \(notes) of \(files.count) notes checked".utf8)) }
+        }
+        if showProgress { FileHandle.standardError.write(Data("\n".utf8)) }
         if let first = report.failures.first {
             for failure in report.failures { cli.output("checkpoint fails: " + failure) }
             throw CheckpointVerificationError.notesFail(count: report.failures.count, first: first)

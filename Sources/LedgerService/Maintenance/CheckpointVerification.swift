@@ -9,13 +9,23 @@ import LedgerPostgres
 /// a rewrite that recomputed the chain, which the walk alone cannot.
 package struct CheckpointVerification: Sendable {
     package let publicKey: Ed25519PublicKey
+    /// Notes checked between two calls of `run`'s `progress`.
+    package let progressEvery: Int
 
-    package init(publicKey: Ed25519PublicKey) { self.publicKey = publicKey }
+    package init(publicKey: Ed25519PublicKey, progressEvery: Int = 1_000) {
+        self.publicKey = publicKey
+        self.progressEvery = max(1, progressEvery)
+    }
 
     /// A note read from a file, or the reason it could not be read as one.
     package struct NoteFile: Sendable {
         package let path: String
         package let text: String?
+
+        package init(path: String, text: String?) {
+            self.path = path
+            self.text = text
+        }
     }
 
     package struct Report: Sendable {
@@ -43,7 +53,10 @@ package struct CheckpointVerification: Sendable {
         return out
     }
 
-    package func run(_ files: [NoteFile], on connection: PostgresConnection) throws -> Report {
+    /// Checks every note of `files`; `progress` is told how many have been checked, every
+    /// `progressEvery` and once at the end.
+    package func run(_ files: [NoteFile], on connection: PostgresConnection,
+                     progress: (Int) -> Void = { _ in }) throws -> Report {
         var failures = [String]()
         var parsed = [(file: NoteFile, checkpoint: Checkpoint)]()
         for file in files {
@@ -61,7 +74,11 @@ package struct CheckpointVerification: Sendable {
             let chunk = Array(positions[start..<min(positions.count, start + 1000)])
             hashes.merge(try CheckpointStore().chainHashes(at: chunk, on: connection)) { a, _ in a }
         }
+        // The unreadable files were checked above, before any note.
+        var checked = files.count - parsed.count
         for (file, checkpoint) in parsed {
+            checked += 1
+            if checked % progressEvery == 0 { progress(checked) }
             let position = checkpoint.body.position
             let name = "the note at position \(position) (\(file.path))"
             if !checkpoint.note.verifies(publicKey: publicKey) {
@@ -76,6 +93,7 @@ package struct CheckpointVerification: Sendable {
                 failures.append("\(name): the chain has no event at that position")
             }
         }
+        progress(files.count)
         return Report(notes: files.count, failures: failures)
     }
 }
