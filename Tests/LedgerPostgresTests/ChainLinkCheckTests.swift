@@ -92,7 +92,7 @@ struct ChainLinkCheckTests {
         var scratch: [UInt8] = []
         try c.transaction { tx in
             try EventLogScan().run(on: tx) { row, previous in
-                let stored = try row.stored()
+                let stored = try StoredEvent(copyRow: row.row)
                 for candidate in [previous ?? ChainHash.genesis, wrong] {
                     let inPlace = row.hashMatches(previous: candidate, scratch: &scratch)
                     #expect(inPlace == (ChainHash.hash(previous: candidate, event: stored) == stored.hash),

@@ -66,13 +66,13 @@ struct EventCopyRowTests {
         let previous = Crypto.sha256(Array("the hash before".utf8))
         // The hash each row's StoredEvent gives, stored in every other row.
         var expected: [[UInt8]] = []
-        try Self.read(rows) { expected.append(ChainHash.hash(previous: previous, event: try $0.stored())) }
+        try Self.read(rows) { expected.append(ChainHash.hash(previous: previous, event: try StoredEvent(copyRow: $0.row))) }
         for i in rows.indices where i % 2 == 0 { rows[i].fields[12] = expected[i] }
         var scratch: [UInt8] = []
         var i = 0
         var parsedPayloads = 0
         try Self.read(rows) { row in
-            let stored = try row.stored()
+            let stored = try StoredEvent(copyRow: row.row)
             #expect(row.hashMatches(previous: previous, scratch: &scratch) == (i % 2 == 0), "row \(i)")
             #expect(row.stream == stored.stream && row.type == stored.type, "row \(i)")
             let inPlace = Result { try row.payload() }, whole = Result { try JSONValue.parse(stored: stored.payloadJSON) }

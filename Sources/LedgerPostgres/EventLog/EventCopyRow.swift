@@ -1,10 +1,11 @@
 import Glibc
 import LedgerCore
 
-/// A row of a binary COPY of the columns ChainHash hashes, in `StoredEvent(copyRow:)`'s
-/// order, read in place: what a scan of the whole log checks and folds without making a
-/// `StoredEvent` (a string or an array for each of its columns) of every event. Valid
-/// only while the reader hands the row out.
+/// A row of a binary COPY of the columns ChainHash hashes (`position, event_id::text,
+/// stream, stream_version, type, source, payload::text, raw, metadata::text,
+/// idempotency_key, recorded_at, observed_at, hash`), read in place: what a scan of the
+/// whole log checks and folds without making a `StoredEvent` (a string or an array for
+/// each of its columns) of every event. Valid only while the reader hands the row out.
 package struct EventCopyRow {
     package let row: BinaryCopyRow
     package let position: Int64
@@ -35,7 +36,7 @@ package struct EventCopyRow {
         try withText(i) { utf8 in try JSONValue.parse(stored: utf8.assumingMemoryBound(to: UInt8.self)) }
     }
 
-    /// A text field's bytes as `StoredEvent(copyRow:)` reads them (NULL as empty): in place
+    /// A text field's bytes as a `StoredEvent` holds them (NULL as empty): in place
     /// when they are ASCII, the common case; otherwise as `String(decoding:as:)` makes them
     /// (the same bytes when they are valid UTF-8, as a UTF-8 database guarantees; each
     /// invalid sequence replaced by U+FFFD when they are not).
@@ -59,9 +60,6 @@ package struct EventCopyRow {
         }
         return true
     }
-
-    /// The whole event, as `StoredEvent(copyRow:)` reads it.
-    package func stored() throws -> StoredEvent { try StoredEvent(copyRow: row) }
 
     /// The canonical event, as `EventMapping.recorded` makes it of the `StoredEvent` (the
     /// metadata's error before the payload's).

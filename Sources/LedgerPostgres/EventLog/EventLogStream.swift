@@ -69,7 +69,7 @@ package struct EventLogStream {
 
     private struct OutOfPlace: Error {}
 
-    /// The columns ChainHash hashes, as `StoredEvent(copyRow:)` reads them.
+    /// The columns ChainHash hashes, in `EventCopyRow`'s order.
     static let columns = """
         position, event_id::text, stream, stream_version, type, source, payload::text,
         raw, metadata::text, idempotency_key, recorded_at, observed_at, hash

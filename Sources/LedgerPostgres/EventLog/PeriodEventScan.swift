@@ -52,7 +52,7 @@ package struct PeriodEventScan {
         try reader.finish()
     }
 
-    /// The columns ChainHash hashes, in `StoredEvent(copyRow:)`'s order.
+    /// The columns ChainHash hashes, in `EventCopyRow`'s order.
     static let sql = """
         COPY (SELECT position, event_id::text, stream, stream_version, type, source, payload::text,
                      raw, metadata::text, idempotency_key, recorded_at, observed_at, hash
@@ -62,19 +62,4 @@ package struct PeriodEventScan {
                ORDER BY position)
           TO STDOUT (FORMAT binary)
         """
-}
-
-extension StoredEvent {
-    /// A row of a binary COPY of `position, event_id::text, stream, stream_version, type,
-    /// source, payload::text, raw, metadata::text, idempotency_key, recorded_at,
-    /// observed_at, hash` (further columns are the caller's).
-    package init(copyRow row: BinaryCopyRow) throws {
-        guard row.count >= 13 else { throw PostgresError.unexpectedResult("an event row of \(row.count) columns") }
-        self.init(
-            position: try row.int64(0), eventID: row.string(1) ?? "", stream: row.string(2) ?? "",
-            streamVersion: Int(try row.int32(3)), type: row.string(4) ?? "", source: row.string(5) ?? "",
-            payloadJSON: row.string(6) ?? "", raw: row.bytes(7), metadataJSON: row.string(8) ?? "",
-            idempotencyKey: row.string(9) ?? "", recordedAt: try row.timestamp(10) ?? Timestamp(microseconds: 0),
-            observedAt: try row.timestamp(11) ?? Timestamp(microseconds: 0), hash: row.bytes(12) ?? [])
-    }
 }
