@@ -15,7 +15,8 @@ once (so a log is whole up to its last line whatever happens to the server):
     key \t wait_ms \t attempts \t duplicate \t txHash \t merchantOrderNo \t body
 
 key is `web3:` + the body's SHA-256 in hex (the service's idempotency key);
-wait_ms runs from the body's first send to its 2xx, retries included.
+wait_ms runs from the body's first send to its 2xx, retries included, in
+milliseconds to two decimals.
 With --rate, the clients send on a schedule (a steady load, its answers'
 waits measured from each body's first send); without it, each as fast as it is
 answered. SIGTERM or SIGINT stops the clients after their current attempt;
@@ -144,12 +145,12 @@ class Client(threading.Thread):
                     continue
                 self.tally.answer(status)
                 if 200 <= status < 300:
-                    wait_ms = int((time.monotonic() - first) * 1000)
+                    wait_ms = round((time.monotonic() - first) * 1000, 2)
                     try:
                         duplicate = bool(json.loads(answer).get("duplicate"))
                     except ValueError:
                         duplicate = False
-                    self.log.write(f"{key}\t{wait_ms}\t{attempts}\t{int(duplicate)}\t{tx}\t{order}\t{body.decode()}\n")
+                    self.log.write(f"{key}\t{wait_ms:.2f}\t{attempts}\t{int(duplicate)}\t{tx}\t{order}\t{body.decode()}\n")
                     with self.tally.lock:
                         self.tally.acked += 1
                         self.tally.acked_duplicate += duplicate
@@ -204,7 +205,7 @@ def main():
             client.join(timeout=0.2)
     statuses = ",".join(f"{k}:{v}" for k, v in sorted(tally.statuses.items(), key=lambda kv: str(kv[0])))
     print(f"LOAD clients={args.clients} acked={tally.acked} acked_duplicate={tally.acked_duplicate} "
-          f"duplicate_first_try={tally.duplicate_first_try} refused={tally.refused_count} given_up={tally.given_up} max_wait_ms={tally.max_wait_ms} "
+          f"duplicate_first_try={tally.duplicate_first_try} refused={tally.refused_count} given_up={tally.given_up} max_wait_ms={tally.max_wait_ms:.2f} "
           f"statuses={statuses or '-'} errors={','.join(f'{k}:{v}' for k, v in sorted(tally.errors.items())) or '-'}")
     for status, answer in tally.refused:
         print(f"REFUSED {status} {answer}", file=sys.stderr)
