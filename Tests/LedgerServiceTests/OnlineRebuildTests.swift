@@ -181,15 +181,18 @@ struct OnlineRebuildTests {
         #expect(try LedgerFixture.verify(databaseURL: db.url) == [])
     }
 
-    @Test("a rebuild leaves the schema as the migrations made it: tables, constraints, indexes, storage, statistics targets, comments and grants")
-    func schemaSurvives() throws {
+    @Test("a rebuild leaves the schema as the migrations made it: tables, constraints, indexes, storage, statistics targets, comments and grants; paced, with the indexes made before the fill",
+          arguments: [1.0, 0.5])
+    func schemaSurvives(pace: Double) throws {
         let db = try TestDatabase.create("rebuildschema")
         defer { LedgerFixture.drop(db) }
         try TestWrites(pool: db.pool(size: 1)).registerAndPay("SC-1")
         try TestWrites(pool: db.pool(size: 1)).enrollment("SE-1")
         let before = try Self.schema(db.url)
-        _ = try Self.rebuild(db.url)
+        let outcome = try Self.rebuild(db.url) { $0.pace = pace }
         #expect(try Self.schema(db.url) == before)
+        let steps = outcome.phases.map(\.0)
+        #expect(steps.contains(pace < 1 ? "statistics" : "indexes") && !steps.contains(pace < 1 ? "indexes" : "statistics"), "\(steps)")
         let c = try db.connect()
         defer { c.close() }
         #expect(try c.query("SELECT count(*) AS n FROM pg_stats WHERE schemaname = 'ledger' AND tablename = 'orders'").int64(0, "n") > 0,

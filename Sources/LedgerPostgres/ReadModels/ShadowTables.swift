@@ -39,8 +39,7 @@ package struct ShadowTables: Sendable {
     }
 
     /// Creates each shadow like its live table, with its key constraints (a rebuild
-    /// upserts by key) but without its other indexes: `createIndexes` builds those
-    /// once the rows are in, which is faster than keeping them up row by row.
+    /// upserts by key) but without its other indexes (`createIndexes`).
     package func create(on c: PostgresConnection) throws {
         for table in Self.tables {
             for statement in try statements(Self.creationSQL, table, on: c) { try c.query(statement) }
@@ -48,7 +47,8 @@ package struct ShadowTables: Sendable {
     }
 
     /// Builds the live tables' other indexes on the shadows, under the same names
-    /// with the suffix, then gathers the shadows' planner statistics.
+    /// with the suffix: once the rows are in (one sorted build each, the fastest), or
+    /// on the empty shadows (kept up row by row as they fill, in the fill's own bursts).
     package func createIndexes(on c: PostgresConnection) throws {
         for table in Self.tables {
             let found = try c.query(Self.indexSQL, [.text(Self.live(table))])
@@ -64,8 +64,12 @@ package struct ShadowTables: Sendable {
                     try c.query("COMMENT ON INDEX ledger.\(name)\(Self.suffix) IS " + Self.literal(comment))
                 }
             }
-            try c.query("ANALYZE " + Self.shadow(table))
         }
+    }
+
+    /// Gathers the shadows' planner statistics, for the queries that follow the swap.
+    package func analyze(on c: PostgresConnection) throws {
+        for table in Self.tables { try c.query("ANALYZE " + Self.shadow(table)) }
     }
 
     /// In the caller's transaction: waits (as long as its lock_timeout lets it) for the

@@ -9,10 +9,12 @@ import LedgerPostgres
 ///    from the whole log, streamed in order by one binary COPY (`EventLogStream`) with
 ///    every hash recomputed from genesis (`ChainContinuation`) on a thread of its own
 ///    (`RebuildScan`), while this one folds and writes; rows go in by binary COPY,
-///    frozen, with only the key index.
+///    frozen. Paced, the tables have every index from the start, kept up as the rows go
+///    in, so that no index build holds a core at the end; at full pace only the key index.
 /// 2. Catch up: the events appended meanwhile are verified (the chain walked on,
-///    `ChainContinuation`) and folded into the new tables; the other indexes are built
-///    and the tables analyzed; catching up goes on until a round finds few events.
+///    `ChainContinuation`) and folded into the new tables; at full pace the other indexes
+///    are built then; the tables are analyzed; catching up goes on until a round finds few
+///    events.
 /// 3. Swap: one transaction takes the append lock (writers wait from here), folds the
 ///    last events, locks the live tables (readers wait from here), renames them away
 ///    and the new ones into their places, and commits; the old tables are dropped after. Each lock wait is bounded by
@@ -33,6 +35,12 @@ package struct Rebuild: Sendable {
     package var pace = 1.0
 
     package init() {}
+
+    /// Whether the new tables get every index before they fill: when paced. Built after the
+    /// fill, sorted, they cost less in all but hold a core for seconds at a stretch, and the
+    /// service's writes wait for it; kept up row by row, they cost the fill's own short
+    /// bursts (docs/operations.md, *Rebuilding the read models*).
+    var keepsIndexesUp: Bool { pace < 1 }
 
     static let pageSize = 2000
     /// The session advisory lock one rebuild holds throughout (the append lock's key + 1).
@@ -78,11 +86,10 @@ package struct Rebuild: Sendable {
             var caughtUp = try writer.transaction { try catchUp(&chain, projection, on: $0) }
             lap("catch-up")
             try writer.transaction { t in
-                // Paced, an index is built by one backend, not by parallel workers on every core.
-                if pace < 1 { try t.query("SET LOCAL max_parallel_maintenance_workers = 0") }
-                try shadows.createIndexes(on: t)
+                if !keepsIndexesUp { try shadows.createIndexes(on: t) }
+                try shadows.analyze(on: t)
             }
-            lap("indexes")
+            lap(keepsIndexesUp ? "statistics" : "indexes")
             var round = 1
             while true {
                 let events = try writer.transaction { try catchUp(&chain, projection, on: $0) }
@@ -117,6 +124,7 @@ package struct Rebuild: Sendable {
             }
             try shadows.dropLeftovers(on: w)
             try shadows.create(on: w)
+            if keepsIndexesUp { try shadows.createIndexes(on: w) }
             let duty = DutyCycle(share: pace)
             let projection = ShadowProjection(generation: generation, pageSize: Self.pageSize, freeze: true, duty: duty)
             let scan = RebuildScan(reader: reader, batchSize: Self.pageSize, pace: pace)
