@@ -65,10 +65,14 @@ package struct EventCopyRow {
     /// metadata's error before the payload's).
     package func recorded() throws -> RecordedEvent { try recorded(metadata: metadata()) }
 
-    /// The canonical event, the metadata column parsed already.
+    /// The canonical event, the metadata column parsed already, the payload read in place
+    /// (`RecordedEvent(type:payloadText:...)`).
     package func recorded(metadata: JSONValue) throws -> RecordedEvent {
-        try RecordedEvent(type: type, payload: payload(), observedAt: observedAt, metadata: metadata,
-                          position: position, recordedAt: recordedAt)
+        let (type, observedAt, position, recordedAt) = (type, observedAt, position, recordedAt)
+        return try withText(6) { text in
+            try RecordedEvent(type: type, payloadText: text.assumingMemoryBound(to: UInt8.self), observedAt: observedAt,
+                              metadata: metadata, position: position, recordedAt: recordedAt)
+        }
     }
 
     /// Whether the stored hash is sha256(`previous` || content), the content encoded as
