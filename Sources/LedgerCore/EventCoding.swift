@@ -99,22 +99,7 @@ extension LedgerEvent {
     /// Rebuilds an event from the stored `type`, `payload`, `observed_at` and, when
     /// given, `metadata` columns; `invalidEvent` if they do not fit.
     public init(type: String, payload: JSONValue, observedAt: Timestamp, metadata: JSONValue? = nil) throws(CoreError) {
-        try self.init(type: type, stored: StoredPayload(payload, type: type), observedAt: observedAt, metadata: metadata)
-    }
-
-    /// `init(type:payload:observedAt:metadata:)` of the payload column's text, read where it
-    /// lies: plain text (what jsonb prints of the ledger's own payloads) without a tree of
-    /// its members (`PlainJSONObject`); any other text parsed in full first, with the full
-    /// parser's errors. The same event, or the same error, either way.
-    public init(type: String, payloadText: UnsafeBufferPointer<UInt8>, observedAt: Timestamp, metadata: JSONValue? = nil) throws {
-        if let plain = PlainJSONReader.object(payloadText) {
-            try self.init(type: type, stored: StoredPayload(plain, type: type), observedAt: observedAt, metadata: metadata)
-        } else {
-            try self.init(type: type, payload: JSONValue.parse(stored: payloadText), observedAt: observedAt, metadata: metadata)
-        }
-    }
-
-    private init(type: String, stored p: StoredPayload, observedAt: Timestamp, metadata: JSONValue?) throws(CoreError) {
+        let p = try StoredPayload(payload, type: type)
         let keyId = metadata?["keyId"]?.stringValue
         let leftOut = metadata?["leftOut"]
         switch type {
@@ -172,34 +157,18 @@ extension LedgerEvent {
 /// Reads the ledger's own stored payloads: exact (no trimming, no limits),
 /// with errors that say which stored field is wrong.
 struct StoredPayload {
-    private enum Members {
-        case parsed([(String, JSONValue)])
-        case plain(PlainJSONObject)
-    }
-
-    private let members: Members
+    let fields: [(String, JSONValue)]
     let type: String
 
     init(_ value: JSONValue, type: String) throws(CoreError) {
         guard case .object(let f) = value else { throw .invalidEvent(type: type, reason: "the payload is not an object") }
-        members = .parsed(f)
+        fields = f
         self.type = type
     }
 
-    init(_ object: PlainJSONObject, type: String) {
-        members = .plain(object)
-        self.type = type
-    }
-
-    func value(_ key: String) -> JSONValue? {
-        switch members {
-        case .parsed(let fields): return JSONValue.member(key, in: fields)
-        case .plain(let object): return object.value(key)
-        }
-    }
+    func value(_ key: String) -> JSONValue? { JSONValue.member(key, in: fields) }
 
     func optionalString(_ key: String) throws(CoreError) -> String? {
-        if case .plain(let object) = members, case .text(let range)? = object.member(key) { return object.text(range) }
         guard let v = value(key), !v.isNull else { return nil }
         guard case .string(let s) = v else { throw .invalidEvent(type: type, reason: "\(key) is not a string") }
         return s

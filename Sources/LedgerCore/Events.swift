@@ -354,12 +354,4 @@ public struct RecordedEvent: Sendable, Hashable {
         self.position = position
         self.recordedAt = recordedAt
     }
-
-    /// The same, of the payload column's text read in place (`LedgerEvent(type:payloadText:...)`).
-    public init(type: String, payloadText: UnsafeBufferPointer<UInt8>, observedAt: Timestamp, metadata: JSONValue? = nil,
-                position: Int64, recordedAt: Timestamp) throws {
-        self.event = try LedgerEvent(type: type, payloadText: payloadText, observedAt: observedAt, metadata: metadata)
-        self.position = position
-        self.recordedAt = recordedAt
-    }
 }

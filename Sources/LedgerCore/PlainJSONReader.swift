@@ -28,16 +28,6 @@ public enum PlainJSONReader {
         return cursor.i == bytes.count ? value : nil
     }
 
-    /// The object in `bytes`, its plain string members left unread (`PlainJSONObject`);
-    /// nil when `parse` would answer nil, or when the value is not an object.
-    public static func object(_ bytes: UnsafeBufferPointer<UInt8>) -> PlainJSONObject? {
-        var cursor = Cursor(b: bytes)
-        cursor.skipSpace()
-        guard let object = cursor.members() else { return nil }
-        cursor.skipSpace()
-        return cursor.i == bytes.count ? object : nil
-    }
-
     private struct Cursor {
         let b: UnsafeBufferPointer<UInt8>
         var i = 0
@@ -87,39 +77,6 @@ public enum PlainJSONReader {
                 guard i < b.count else { return nil }
                 if b[i] == UInt8(ascii: ",") { i += 1; continue }
                 if b[i] == UInt8(ascii: "}") { i += 1; return .object(fields) }
-                return nil
-            }
-        }
-
-        /// `object(depth: 1)`, each plain string member kept as its bytes' range.
-        mutating func members() -> PlainJSONObject? {
-            guard i < b.count, b[i] == UInt8(ascii: "{") else { return nil }
-            i += 1
-            skipSpace()
-            var object = PlainJSONObject(bytes: b)
-            if i < b.count && b[i] == UInt8(ascii: "}") { i += 1; return object }
-            var previousKey: Range<Int>? = nil
-            while true {
-                skipSpace()
-                guard i < b.count, b[i] == UInt8(ascii: "\""), let key = stringBounds() else { return nil }
-                if let previousKey, !inJSONBOrder(previousKey, key) { return nil }
-                previousKey = key
-                skipSpace()
-                guard i < b.count, b[i] == UInt8(ascii: ":") else { return nil }
-                i += 1
-                skipSpace()
-                guard i < b.count else { return nil }
-                if b[i] == UInt8(ascii: "\"") {
-                    guard let text = stringBounds() else { return nil }
-                    object.append(key: key, .text(text))
-                } else {
-                    guard let member = value(depth: 2) else { return nil }
-                    object.append(key: key, .value(member))
-                }
-                skipSpace()
-                guard i < b.count else { return nil }
-                if b[i] == UInt8(ascii: ",") { i += 1; continue }
-                if b[i] == UInt8(ascii: "}") { i += 1; return object }
                 return nil
             }
         }

@@ -65,14 +65,10 @@ package struct EventCopyRow {
     /// metadata's error before the payload's).
     package func recorded() throws -> RecordedEvent { try recorded(metadata: metadata()) }
 
-    /// The canonical event, the metadata column parsed already, the payload read in place
-    /// (`RecordedEvent(type:payloadText:...)`).
+    /// The canonical event, the metadata column parsed already.
     package func recorded(metadata: JSONValue) throws -> RecordedEvent {
-        let (type, observedAt, position, recordedAt) = (type, observedAt, position, recordedAt)
-        return try withText(6) { text in
-            try RecordedEvent(type: type, payloadText: text.assumingMemoryBound(to: UInt8.self), observedAt: observedAt,
-                              metadata: metadata, position: position, recordedAt: recordedAt)
-        }
+        try RecordedEvent(type: type, payload: payload(), observedAt: observedAt, metadata: metadata,
+                          position: position, recordedAt: recordedAt)
     }
 
     /// Whether the stored hash is sha256(`previous` || content), the content encoded as
