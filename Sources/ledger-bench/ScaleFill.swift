@@ -12,12 +12,22 @@ import LedgerPostgres
 /// statuses 1, 2 and 3, and one client event; five events an order. With `key`, each
 /// webhook is signed with it and its signature headers are kept in its metadata, as the
 /// service keeps them, so that `ledger verify` given the key checks every one again.
+///
+/// `Layout.grouped` appends each order's five events together; `Layout.phased` appends
+/// every order's registration, then every order's first webhook, and so on, so that an
+/// order's events lie a fifth of the log apart: the far end of a ledger whose orders are
+/// paid long after they are registered, for the reads that follow streams.
 struct ScaleFill {
+    enum Layout: String {
+        case grouped, phased
+    }
+
     var databaseURL: String
     var events: Int
     var threads = 2
     var ordersPerCall = 200
     var key: String?
+    var layout = Layout.grouped
 
     static let eventsPerOrder = 5
 
@@ -30,32 +40,37 @@ struct ScaleFill {
         let next = Counter()
         let failures = Counter()
         let began = MonotonicClock.now()
-        let group = DispatchGroup()
-        for _ in 0..<threads {
-            group.enter()
-            Thread {
-                defer { group.leave() }
-                while true {
-                    let first = next.add(ordersPerCall)
-                    guard first < orders else { return }
-                    var batch: [NewEvent] = []
-                    batch.reserveCapacity(ordersPerCall * Self.eventsPerOrder)
-                    for n in first..<min(orders, first + ordersPerCall) {
-                        guard let made = try? Self.orderEvents(run: run, n: n, key: key) else { _ = failures.add(1); continue }
-                        batch += made
+        // Grouped: one pass, every event of each order. Phased: one pass per event of an order.
+        let passes: [Int?] = layout == .grouped ? [nil] : (0..<Self.eventsPerOrder).map { $0 }
+        for pass in passes {
+            next.reset()
+            let group = DispatchGroup()
+            for _ in 0..<threads {
+                group.enter()
+                Thread {
+                    defer { group.leave() }
+                    while true {
+                        let first = next.add(ordersPerCall)
+                        guard first < orders else { return }
+                        var batch: [NewEvent] = []
+                        batch.reserveCapacity(ordersPerCall * Self.eventsPerOrder)
+                        for n in first..<min(orders, first + ordersPerCall) {
+                            guard let made = try? Self.orderEvents(run: run, n: n, key: key) else { _ = failures.add(1); continue }
+                            if let pass { batch.append(made[pass]) } else { batch += made }
+                        }
+                        do {
+                            let outcomes = try committer.append(batch, timeout: 120)
+                            let refused = outcomes.filter { if case .appended = $0 { return false } else { return true } }.count
+                            if refused > 0 { _ = failures.add(refused) }
+                        } catch {
+                            FileHandle.standardError.write(Data("fill: \(error)\n".utf8))
+                            _ = failures.add(batch.count)
+                        }
                     }
-                    do {
-                        let outcomes = try committer.append(batch, timeout: 120)
-                        let refused = outcomes.filter { if case .appended = $0 { return false } else { return true } }.count
-                        if refused > 0 { _ = failures.add(refused) }
-                    } catch {
-                        FileHandle.standardError.write(Data("fill: \(error)\n".utf8))
-                        _ = failures.add(batch.count)
-                    }
-                }
-            }.start()
+                }.start()
+            }
+            group.wait()
         }
-        group.wait()
         let elapsed = MonotonicClock.seconds(MonotonicClock.now() - began)
         committer.shutdown()
         let head = try pool.withConnection { try EventStore().head(on: $0).position }
@@ -121,5 +136,6 @@ final class Counter: @unchecked Sendable {
     private var count = 0
     /// Adds `n` and returns the value before.
     func add(_ n: Int) -> Int { lock.lock(); defer { lock.unlock() }; let before = count; count += n; return before }
+    func reset() { lock.lock(); defer { lock.unlock() }; count = 0 }
     var value: Int { lock.lock(); defer { lock.unlock() }; return count }
 }

@@ -18,11 +18,15 @@ final class BesideReads: @unchecked Sendable {
         self.connectionString = connectionString
     }
 
-    /// The events of `streams` below `position`, by stream, in ledger order.
-    func earlierEvents(of streams: [String], below position: Int64) throws -> [String: [StoredEvent]] {
+    /// The events of `streams` below `position`, by stream, in ledger order. Those at or
+    /// after `checkedFrom` lie in the run whose links the export's own scan checked in this
+    /// snapshot (`ChainRunCheck`: each one's hash from its content and the hash stored
+    /// before it, and the next one's from its), so only the events before it are checked
+    /// here (`ChainLinks`, which reads their neighbours).
+    func earlierEvents(of streams: [String], below position: Int64, checkedFrom: Int64 = .max) throws -> [String: [StoredEvent]] {
         try read { c in
             let earlier = try EventStore().readForReplay(streams: streams, below: position, on: c)
-            try ChainLinks().require(earlier.values.flatMap { $0 }, on: c)
+            try ChainLinks().require(earlier.values.flatMap { $0 }.filter { $0.position < checkedFrom }, on: c)
             return earlier
         }
     }

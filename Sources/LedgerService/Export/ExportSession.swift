@@ -46,6 +46,8 @@ package final class ExportSession {
     /// The orders export's rows handed out so far.
     private var orderRows: Int64 = 0
     private var beside: BesideReads?
+    /// The period's first position: from it on, the events scan checks every link itself.
+    private var checkedRunStart = Int64.max
     private var writer: ExportRowWriter
 
     private enum Phase { case fresh, reading, done }
@@ -154,6 +156,7 @@ package final class ExportSession {
         case .events:
             let scan = PeriodEventScan(from: from, to: to)
             guard let period = try scan.bounds(on: connection) else { return }
+            checkedRunStart = period.lowerBound
             let head = self.head.position
             // This thread reads, checks the chain and makes each event's canonical form; the
             // session folds each batch's statuses and formats it while the next is read.
@@ -203,8 +206,11 @@ package final class ExportSession {
             return batch.count == 1 ? batch[0].bytes : batch.flatMap(\.bytes)
         case .events:
             guard let batch = try events?.next() else { return nil }
-            let beside = self.beside!
-            let replay: StatusTracker.Replay = { streams, below in try beside.earlierEvents(of: streams, below: below) }
+            let beside = self.beside!, checkedFrom = checkedRunStart
+            // A batch comes once the reading thread checked its links and all before it.
+            let replay: StatusTracker.Replay = { streams, below in
+                try beside.earlierEvents(of: streams, below: below, checkedFrom: checkedFrom)
+            }
             try statuses.prepare(for: batch, replay: replay)
             for item in batch {
                 // Events of the run recorded outside the period are folded, not shown.

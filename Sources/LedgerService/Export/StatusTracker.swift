@@ -40,7 +40,7 @@ struct StatusTracker {
     mutating func prepare(for batch: [PeriodEvent], replay: Replay) throws {
         guard let first = batch.first?.head.position else { return }
         var started = Set<String>()   // streams that begin in the batch
-        var missing: [String] = []
+        var missing: [String] = [], isMissing = Set<String>()
         for item in batch where item.head.stream.hasPrefix(MerchantOrderNo.streamPrefix) {
             let stream = item.head.stream, version = item.head.streamVersion
             if let known = folded(stream) {
@@ -51,7 +51,7 @@ struct StatusTracker {
             } else if started.contains(stream) {
                 continue
             }
-            guard !missing.contains(stream) else { continue }
+            guard isMissing.insert(stream).inserted else { continue }
             missing.append(stream)
         }
         guard !missing.isEmpty else { return }
