@@ -48,6 +48,9 @@ package final class ExportSession {
     private var beside: BesideReads?
     /// The period's first position: from it on, the events scan checks every link itself.
     private var checkedRunStart = Int64.max
+
+    /// Order states an events export set aside in its temporary file, and read back.
+    package var statesSetAside: (written: Int, read: Int) { (statuses.spill.written, statuses.spill.read) }
     private var writer: ExportRowWriter
 
     private enum Phase { case fresh, reading, done }

@@ -8,8 +8,13 @@ import LedgerPostgres
 /// read by `replay` (on a connection beside the export's, in its snapshot, with their
 /// chain links checked), all of a batch's in one query.
 ///
-/// At most `capacity` states are kept: two generations, the older dropped whole when the
-/// newer is half full, so the streams in use stay and memory stays bounded.
+/// At most `capacity` states are kept in memory: two generations, the older dropped whole
+/// when the newer is half full, so the streams in use stay and memory stays bounded. When
+/// streams came back after theirs were dropped (at least 1 in 100 of a generation's since
+/// the last drop: a ledger whose orders' events lie far apart), the dropped generation is
+/// set aside instead (`StateSpill`, a temporary file), and a stream seen again much later
+/// is read back from it rather than folded again from the log. Where orders keep their
+/// events together nothing comes back, and nothing is written.
 struct StatusTracker {
     /// Events below a position of some streams, by stream, their links checked.
     typealias Replay = (_ streams: [String], _ below: Int64) throws -> [String: [StoredEvent]]
@@ -17,6 +22,9 @@ struct StatusTracker {
     let capacity: Int
     private var recent: [String: Folded] = [:]
     private var older: [String: Folded] = [:]
+    let spill = StateSpill()
+    /// Streams met since the last drop that were in neither generation, past their first event.
+    private var returns = 0
 
     /// A class: looking a stream's state up, keeping it and moving it between generations
     /// copies one reference, not every field of the state.
@@ -52,6 +60,10 @@ struct StatusTracker {
                 continue
             }
             guard isMissing.insert(stream).inserted else { continue }
+            if let known = returning(stream), known.isFollowed(byVersion: version) {
+                keep(stream, known)
+                continue
+            }
             missing.append(stream)
         }
         guard !missing.isEmpty else { return }
@@ -81,6 +93,8 @@ struct StatusTracker {
             folded = known
         } else if own && item.head.streamVersion == 1 {
             folded = Folded(state: OrderState.replay(no, []), version: nil)
+        } else if let known = returning(stream), !own || known.isFollowed(byVersion: item.head.streamVersion) {
+            folded = known
         } else {
             let earlier = try replay([stream], item.head.position)[stream] ?? []
             folded = Folded(state: OrderState.replay(no, try earlier.map(EventMapping.recorded)), version: nil)
@@ -105,8 +119,23 @@ struct StatusTracker {
 
     private func folded(_ stream: String) -> Folded? { recent[stream] ?? older[stream] }
 
+    private func setAside(_ stream: String) -> Folded? {
+        spill.load(stream).map { Folded(state: $0.state, version: $0.version) }
+    }
+
+    /// A stream met again that neither generation holds: counted, and read back if set aside.
+    private mutating func returning(_ stream: String) -> Folded? {
+        returns += 1
+        return setAside(stream)
+    }
+
     private mutating func keep(_ stream: String, _ folded: Folded) {
-        if recent[stream] == nil && recent.count >= (capacity + 1) / 2 {
+        let generation = (capacity + 1) / 2
+        if recent[stream] == nil && recent.count >= generation {
+            if returns * 100 >= generation {
+                for (stream, dropped) in older { spill.put(stream, dropped.state, version: dropped.version) }
+            }
+            returns = 0
             older = recent
             recent = [:]
             recent.reserveCapacity((capacity + 1) / 2)

@@ -1,0 +1,86 @@
+import Foundation
+import Glibc
+import LedgerCore
+
+/// Order states an events export set aside once its memory for them was full, kept in an
+/// unlinked temporary file (gone when the export ends, however it ends), one slot per
+/// order, reused while the state fits. `StatusTracker` reads a state back from here
+/// instead of folding the order's earlier events again from the log, which is most of an
+/// export's time on a ledger whose orders' events lie far apart. Memory: an index entry
+/// per order set aside, not its state. Should the file fail (no space, say), it is given
+/// up and the export falls back to the log.
+final class StateSpill {
+    private var fd: Int32 = -1
+    private var failed = false
+    private var end: Int64 = 0
+    /// By the stream's hash in this process: its slot's offset and size. Each slot holds
+    /// the stream's name too, so a hash shared by two streams only costs one of them a replay.
+    private var slots: [Int: (offset: Int64, capacity: Int)] = [:]
+    private var buffer: [UInt8] = []
+    /// States written, and read back.
+    private(set) var written = 0
+    private(set) var read = 0
+
+    init() {}
+
+    deinit { if fd >= 0 { Glibc.close(fd) } }
+
+    /// Sets `state` aside for `stream`, with the stream version folded last (nil when the
+    /// events folded are not the stream's own).
+    func put(_ stream: String, _ state: OrderState, version: Int?) {
+        guard !failed, open() else { return }
+        let name = Array(stream.utf8), bytes = state.storageBytes()
+        buffer.removeAll(keepingCapacity: true)
+        for field in [Int64(name.count), Int64(version ?? -1), Int64(bytes.count)] {
+            withUnsafeBytes(of: field) { buffer.append(contentsOf: $0) }
+        }
+        buffer += name
+        buffer += bytes
+        let key = stream.hashValue
+        var slot = slots[key] ?? (offset: end, capacity: 0)
+        if slot.capacity < buffer.count {
+            slot = (offset: end, capacity: (buffer.count * 5 / 4 + 255) & ~255)
+            end += Int64(slot.capacity)
+        }
+        let wrote = buffer.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, off_t(slot.offset)) }
+        guard wrote == buffer.count else { return giveUp() }
+        slots[key] = slot
+        written += 1
+    }
+
+    /// The state set aside for `stream` and the version folded into it; nil when there is none.
+    func load(_ stream: String) -> (state: OrderState, version: Int?)? {
+        guard !failed, let slot = slots[stream.hashValue] else { return nil }
+        var bytes = [UInt8](repeating: 0, count: slot.capacity)
+        let got = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(slot.offset)) }
+        guard got >= Self.header else { giveUp(); return nil }
+        let (nameCount, version, stateCount) = bytes.withUnsafeBytes {
+            (Int($0.loadUnaligned(as: Int64.self)), $0.loadUnaligned(fromByteOffset: 8, as: Int64.self),
+             Int($0.loadUnaligned(fromByteOffset: 16, as: Int64.self)))
+        }
+        let h = Self.header
+        guard nameCount >= 0, stateCount >= 0, h + nameCount + stateCount <= got,
+              bytes[h..<(h + nameCount)].elementsEqual(stream.utf8) else { return nil }
+        let stored = bytes[(h + nameCount)..<(h + nameCount + stateCount)]
+        guard let state = try? stored.withUnsafeBufferPointer({ try OrderState(storage: JSONValue.parse(stored: $0)) }) else { return nil }
+        read += 1
+        return (state, version < 0 ? nil : Int(version))
+    }
+
+    private func open() -> Bool {
+        if fd >= 0 { return true }
+        var template = Array((NSTemporaryDirectory() + "/ledger-export-states-XXXXXX").utf8CString)
+        fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard fd >= 0 else { failed = true; return false }
+        _ = template.withUnsafeBufferPointer { unlink($0.baseAddress!) }
+        return true
+    }
+
+    private func giveUp() {
+        failed = true
+        slots = [:]
+    }
+
+    /// A slot begins with the name's length, the version (-1: none) and the state's length.
+    private static let header = 24
+}
