@@ -4,7 +4,10 @@ import LedgerCore
 
 /// Order states an events export set aside once its memory for them was full, kept in an
 /// unlinked temporary file (gone when the export ends, however it ends), one slot per
-/// order, reused while the state fits. `StatusTracker` reads a state back from here
+/// order, reused while the state fits. A state read back leaves the file (its slot stays
+/// for the order's next one): the tracker's copy is the current one from then on, and one
+/// dropped later without being set aside again must not come back older than it was.
+/// `StatusTracker` reads a state back from here
 /// instead of folding the order's earlier events again from the log, which is most of an
 /// export's time on a ledger whose orders' events lie far apart. Memory: an index entry
 /// per order set aside, not its state. Should the file fail (no space, say), it is given
@@ -13,9 +16,10 @@ final class StateSpill {
     private var fd: Int32 = -1
     private var failed = false
     private var end: Int64 = 0
-    /// By the stream's hash in this process: its slot's offset and size. Each slot holds
-    /// the stream's name too, so a hash shared by two streams only costs one of them a replay.
-    private var slots: [Int: (offset: Int64, capacity: Int)] = [:]
+    /// By the stream's hash in this process: its slot's offset and size, and whether it holds
+    /// a state. Each slot holds the stream's name too, so a hash shared by two streams only
+    /// costs one of them a replay.
+    private var slots: [Int: (offset: Int64, capacity: Int, holds: Bool)] = [:]
     private var buffer: [UInt8] = []
     /// States written, and read back.
     private(set) var written = 0
@@ -37,20 +41,23 @@ final class StateSpill {
         buffer += name
         buffer += bytes
         let key = stream.hashValue
-        var slot = slots[key] ?? (offset: end, capacity: 0)
+        var slot = slots[key] ?? (offset: end, capacity: 0, holds: false)
         if slot.capacity < buffer.count {
-            slot = (offset: end, capacity: (buffer.count * 5 / 4 + 255) & ~255)
+            slot = (offset: end, capacity: (buffer.count * 5 / 4 + 255) & ~255, holds: false)
             end += Int64(slot.capacity)
         }
         let wrote = buffer.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, off_t(slot.offset)) }
         guard wrote == buffer.count else { return giveUp() }
+        slot.holds = true
         slots[key] = slot
         written += 1
     }
 
-    /// The state set aside for `stream` and the version folded into it; nil when there is none.
+    /// The state set aside for `stream` and the version folded into it, taken out of the
+    /// file; nil when there is none.
     func load(_ stream: String) -> (state: OrderState, version: Int?)? {
-        guard !failed, let slot = slots[stream.hashValue] else { return nil }
+        let key = stream.hashValue
+        guard !failed, let slot = slots[key], slot.holds else { return nil }
         var bytes = [UInt8](repeating: 0, count: slot.capacity)
         let got = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(slot.offset)) }
         guard got >= Self.header else { giveUp(); return nil }
@@ -62,6 +69,7 @@ final class StateSpill {
         guard nameCount >= 0, stateCount >= 0, h + nameCount + stateCount <= got,
               bytes[h..<(h + nameCount)].elementsEqual(stream.utf8) else { return nil }
         let stored = bytes[(h + nameCount)..<(h + nameCount + stateCount)]
+        slots[key]?.holds = false
         guard let state = try? stored.withUnsafeBufferPointer({ try OrderState(storage: JSONValue.parse(stored: $0)) }) else { return nil }
         read += 1
         return (state, version < 0 ? nil : Int(version))
