@@ -170,6 +170,10 @@ package final class ExportSession {
                 var held: PeriodEvent?
                 try scan.run(period, on: connection) { event, inPeriod in
                     try links.check(event)
+                    // The event before the period only anchors the run: its own hash is not
+                    // checked here, so it is not folded from here either (its order's state
+                    // comes from its events read beside, their links checked there).
+                    guard event.position >= period.lowerBound else { return }
                     if let held { try batch.add(held) }
                     held = PeriodEvent(event, inPeriod: inPeriod)
                 }

@@ -4,9 +4,10 @@ import LedgerCore
 
 /// Order states an events export set aside once its memory for them was full, kept in an
 /// unlinked temporary file (gone when the export ends, however it ends), one slot per
-/// order, reused while the state fits. A state read back leaves the file (its slot stays
-/// for the order's next one): the tracker's copy is the current one from then on, and one
-/// dropped later without being set aside again must not come back older than it was.
+/// order, reused while the state fits. A state read back, or kept in memory again, leaves
+/// the file (its slot stays for the order's next one): the tracker's copy is the current
+/// one from then on, and one dropped later without being set aside again must not come
+/// back older than it was.
 /// `StatusTracker` reads a state back from here
 /// instead of folding the order's earlier events again from the log, which is most of an
 /// export's time on a ledger whose orders' events lie far apart. Memory: an index entry
@@ -73,6 +74,12 @@ final class StateSpill {
         guard let state = try? stored.withUnsafeBufferPointer({ try OrderState(storage: JSONValue.parse(stored: $0)) }) else { return nil }
         read += 1
         return (state, version < 0 ? nil : Int(version))
+    }
+
+    /// `stream`'s state is kept elsewhere from now on: any copy here is out of date.
+    func forget(_ stream: String) {
+        guard !slots.isEmpty else { return }
+        slots[stream.hashValue]?.holds = false
     }
 
     private func open() -> Bool {

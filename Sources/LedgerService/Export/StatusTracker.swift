@@ -142,5 +142,6 @@ struct StatusTracker {
         }
         recent[stream] = folded
         if !older.isEmpty { older[stream] = nil }
+        spill.forget(stream)
     }
 }
