@@ -34,12 +34,12 @@ final class StateSpill {
     /// events folded are not the stream's own).
     func put(_ stream: String, _ state: OrderState, version: Int?) {
         guard !failed, open() else { return }
-        let name = Array(stream.utf8), bytes = state.storageBytes()
+        let bytes = state.storageBytes()
         buffer.removeAll(keepingCapacity: true)
-        for field in [Int64(name.count), Int64(version ?? -1), Int64(bytes.count)] {
+        for field in [Int64(stream.utf8.count), Int64(version ?? -1), Int64(bytes.count)] {
             withUnsafeBytes(of: field) { buffer.append(contentsOf: $0) }
         }
-        buffer += name
+        buffer += stream.utf8
         buffer += bytes
         let key = stream.hashValue
         var slot = slots[key] ?? (offset: end, capacity: 0, holds: false)
@@ -59,9 +59,11 @@ final class StateSpill {
     func load(_ stream: String) -> (state: OrderState, version: Int?)? {
         let key = stream.hashValue
         guard !failed, let slot = slots[key], slot.holds else { return nil }
-        var bytes = [UInt8](repeating: 0, count: slot.capacity)
-        let got = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(slot.offset)) }
+        // The scratch buffer `put` also uses: one slot's bytes at a time, on one thread.
+        if buffer.count < slot.capacity { buffer = [UInt8](repeating: 0, count: slot.capacity) }
+        let got = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, slot.capacity, off_t(slot.offset)) }
         guard got >= Self.header else { giveUp(); return nil }
+        let bytes = buffer
         let (nameCount, version, stateCount) = bytes.withUnsafeBytes {
             (Int($0.loadUnaligned(as: Int64.self)), $0.loadUnaligned(fromByteOffset: 8, as: Int64.self),
              Int($0.loadUnaligned(fromByteOffset: 16, as: Int64.self)))

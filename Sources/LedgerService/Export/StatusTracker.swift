@@ -119,14 +119,10 @@ struct StatusTracker {
 
     private func folded(_ stream: String) -> Folded? { recent[stream] ?? older[stream] }
 
-    private func setAside(_ stream: String) -> Folded? {
-        spill.load(stream).map { Folded(state: $0.state, version: $0.version) }
-    }
-
     /// A stream met again that neither generation holds: counted, and read back if set aside.
     private mutating func returning(_ stream: String) -> Folded? {
         returns += 1
-        return setAside(stream)
+        return spill.load(stream).map { Folded(state: $0.state, version: $0.version) }
     }
 
     private mutating func keep(_ stream: String, _ folded: Folded) {
@@ -138,7 +134,7 @@ struct StatusTracker {
             returns = 0
             older = recent
             recent = [:]
-            recent.reserveCapacity((capacity + 1) / 2)
+            recent.reserveCapacity(generation)
         }
         recent[stream] = folded
         if !older.isEmpty { older[stream] = nil }
