@@ -357,6 +357,43 @@ struct OnlineRebuildTests {
         try ShadowTables().dropLeftovers(on: c)
     }
 
+    @Test("orders that come back to the window are set aside and read back, and every row is written at most twice: the rows the live projection wrote")
+    func interleavedWindow() throws {
+        let db = try TestDatabase.create("rebuildaside")
+        defer { LedgerFixture.drop(db) }
+        let orders = 60
+        for n in 0..<orders {
+            try TestWrites(pool: db.pool(size: 1)).registerAndPay("WA-\(n)")
+            try TestWrites(pool: db.pool(size: 1)).clientSignal("WA-\(n)")
+        }
+        let c = try db.connect()
+        defer { c.close() }
+        let projection = ShadowProjection(generation: 8, pageSize: 4, freeze: false)
+        try c.transaction { t in
+            try ShadowTables().create(on: t)
+            // Every order's first event, then every order's second, then every third: each
+            // order comes back twice, long after it fell out of the window.
+            let events = try EventStore().read(after: 0, limit: 10_000, on: t)
+                .sorted { ($0.streamVersion, $0.position) < ($1.streamVersion, $1.position) }
+            #expect(events.count == orders * 3)
+            for event in events {
+                try projection.add(ShadowProjection.Item(event, try EventMapping.recorded(event)), on: t)
+            }
+            try projection.flush(on: t)
+        }
+        #expect(projection.setAside.read > orders / 2, "states read back from the file: \(projection.setAside)")
+        #expect(projection.copiedRows == orders)
+        #expect(projection.upsertedRows <= orders, "a row upserted once at most, not at each return")
+        let differ = try c.query("""
+            SELECT count(*) AS n FROM ledger.orders o FULL JOIN ledger.orders_next n USING (merchant_order_no)
+             WHERE o.state IS DISTINCT FROM n.state OR o.paid_recorded_at IS DISTINCT FROM n.paid_recorded_at
+                OR o.document IS DISTINCT FROM n.document OR o.last_position IS DISTINCT FROM n.last_position
+            """).int64(0, "n")
+        #expect(differ == 0)
+        #expect(try c.query("SELECT count(*) AS n FROM ledger.orders_next").int64(0, "n") == Int64(orders))
+        try ShadowTables().dropLeftovers(on: c)
+    }
+
     @Test("a paced rebuild sends its rows in pieces and its upserts in short statements, and builds exactly the rows an unpaced one does")
     func pacedWindow() throws {
         let db = try TestDatabase.create("rebuildpaced")
@@ -372,7 +409,10 @@ struct OnlineRebuildTests {
         try Self.fillShadows(projection, on: c)
         #expect(duty.pauses > 0, "the fold, the rendering and the writes went through the paced path")
         #expect(projection.copiedRows == 200)
-        #expect(projection.upsertedRows == 200, "each payment folded into a row written earlier")
+        // The 100 rows written as the registrations went by, each upserted once at the end:
+        // the payments came back to them, so their states were set aside until then.
+        #expect(projection.upsertedRows == 100)
+        #expect(projection.setAside.written > 0)
         let differ = try c.query("""
             SELECT count(*) AS n FROM ledger.orders o FULL JOIN ledger.orders_next n USING (merchant_order_no)
              WHERE o.state IS DISTINCT FROM n.state OR o.paid_recorded_at IS DISTINCT FROM n.paid_recorded_at

@@ -12,6 +12,13 @@ import LedgerCore
 /// ledger: two generations of at most `generation` orders each; when the newer fills up,
 /// the older is written and dropped whole.
 ///
+/// When orders come back after they fell out (at least 1 in 100 of a generation's since
+/// the last drop: a ledger whose orders' events lie far apart, as when payments follow
+/// registrations by days), the dropped generation is set aside instead (`StateSpill`, a
+/// temporary file) and read back from there when its orders come back, with no load and
+/// no upsert; `flush` writes what is set aside, each order once. Where orders keep their
+/// events together nothing comes back, and nothing is set aside.
+///
 /// Enrollments (few, and small) stay in memory for the whole rebuild: `flush` writes
 /// those changed since the last flush.
 package final class ShadowProjection {
@@ -33,10 +40,15 @@ package final class ShadowProjection {
     /// Set once an order's event lies in another order's stream: its stream's first event
     /// then no longer proves that the order has no row, and every order out of the window is looked up.
     private var sawForeignStream = false
+    private let spill = StateSpill()
+    /// Orders met since the last drop that were out of the window, past their first event.
+    private var returns = 0
 
     /// Rows written so far, by COPY and by upsert.
     package private(set) var copiedRows = 0
     package private(set) var upsertedRows = 0
+    /// Order states set aside, and read back.
+    package var setAside: (written: Int, read: Int) { (spill.written, spill.read) }
 
     /// The calling thread's pacing, if any: when paced, the fold and the writes pause in
     /// short bursts (`DutyCycle`), and rows are rendered on this thread alone.
@@ -92,6 +104,16 @@ package final class ShadowProjection {
         try write(Array(older.values) + Array(recent.values), on: c)
         older = [:]
         recent = [:]
+        var aside: [Open] = []
+        try spill.drain { _, state, marks in
+            aside.append(Self.open(state, marks))
+            if aside.count == Self.writeChunk {
+                try write(aside, on: c)
+                aside.removeAll(keepingCapacity: true)
+            }
+        }
+        try write(aside, on: c)
+        returns = 0
         for ref in changedEnrollments.sorted() {
             if let state = enrollments[ref] { try enrollmentRows.save(state, on: c) }
         }
@@ -106,7 +128,7 @@ package final class ShadowProjection {
     }
 
     package var memory: Memory {
-        precondition(page.isEmpty && recent.isEmpty && older.isEmpty, "take the memory after a flush")
+        precondition(page.isEmpty && recent.isEmpty && older.isEmpty && spill.isEmpty, "take the memory after a flush")
         return Memory(enrollments: enrollments, changed: changedEnrollments)
     }
 
@@ -114,6 +136,8 @@ package final class ShadowProjection {
         page = []
         recent = [:]
         older = [:]
+        spill.reset()
+        returns = 0
         enrollments = memory.enrollments
         changedEnrollments = memory.changed
     }
@@ -121,13 +145,21 @@ package final class ShadowProjection {
     private func foldPage(on c: PostgresConnection) throws {
         guard !page.isEmpty else { return }
         // The orders this page continues that are out of the window: loaded in one query.
+        // Those set aside are read back from the spill.
         var missing: [MerchantOrderNo] = []
         var seen = Set<String>()
+        var back: [String: Open] = [:]
         for item in page {
             guard let no = item.recorded.event.merchantOrderNo else { continue }
             if !item.inOwnStream { sawForeignStream = true }
             guard seen.insert(no.value).inserted, recent[no.value] == nil, older[no.value] == nil else { continue }
-            if item.streamVersion > 1 || sawForeignStream { missing.append(no) }
+            guard item.streamVersion > 1 || sawForeignStream else { continue }
+            returns += 1
+            if let (state, marks) = try spill.load(no.value) {
+                back[no.value] = Self.open(state, marks)
+            } else {
+                missing.append(no)
+            }
         }
         let loaded = try orders.loadMany(missing, on: c)
         for item in page {
@@ -138,7 +170,7 @@ package final class ShadowProjection {
                     OrderProjection.fold(&recent[no.value]!.model, recorded)   // in place
                     continue
                 }
-                var open = older.removeValue(forKey: no.value)
+                var open = older.removeValue(forKey: no.value) ?? back[no.value]
                     ?? loaded[no.value].map { Open(model: $0, stored: true) }
                     ?? Open(model: (OrderState(merchantOrderNo: no), nil), stored: false)
                 OrderProjection.fold(&open.model, recorded)
@@ -153,20 +185,42 @@ package final class ShadowProjection {
         }
         page.removeAll(keepingCapacity: true)
         if recent.count >= generation {
-            try write(Array(older.values), on: c)
+            try drop(older, on: c)
             older = recent
             recent = [:]
             recent.reserveCapacity(generation)
         }
     }
 
+    /// Writes a dropped generation, or sets it aside when orders came back (those the
+    /// spill refuses are written).
+    private func drop(_ dropped: [String: Open], on c: PostgresConnection) throws {
+        defer { returns = 0 }
+        guard returns * 100 >= generation else { return try write(Array(dropped.values), on: c) }
+        var refused: [Open] = []
+        for (name, open) in dropped {
+            duty?.step()
+            let marks = (open.model.1?.microseconds ?? Self.noTime, Int64(open.stored ? 1 : 0))
+            if !spill.put(name, open.model.0, marks: marks) { refused.append(open) }
+        }
+        try write(refused, on: c)
+    }
+
+    /// An order's state as set aside: its paid time (or `noTime`) and whether its row is stored.
+    private static func open(_ state: OrderState, _ marks: StateSpill.Marks) -> Open {
+        Open(model: (state, marks.0 == noTime ? nil : Timestamp(microseconds: marks.0)), stored: marks.1 == 1)
+    }
+
+    private static let noTime = Int64.min
+    private static let writeChunk = 4096
+
     /// Renders and writes orders: new rows by COPY, the others by upsert. Paced, a chunk
     /// is rendered on this thread alone with its pauses (not across the cores), its COPY
     /// goes out in pieces, and its upserts 64 rows a statement.
     private func write(_ open: [Open], on c: PostgresConnection) throws {
         let paced = duty?.isPaced ?? false
-        for chunk in stride(from: 0, to: open.count, by: 4096) {
-            let part = open[chunk..<min(open.count, chunk + 4096)]
+        for chunk in stride(from: 0, to: open.count, by: Self.writeChunk) {
+            let part = open[chunk..<min(open.count, chunk + Self.writeChunk)]
             let rows = paced
                 ? part.map { entry in duty?.step(); return OrderRow(entry.model) }
                 : OrderReadModel.render(part.map(\.model))

@@ -122,14 +122,15 @@ struct StatusTracker {
     /// A stream met again that neither generation holds: counted, and read back if set aside.
     private mutating func returning(_ stream: String) -> Folded? {
         returns += 1
-        return spill.load(stream).map { Folded(state: $0.state, version: $0.version) }
+        // A state that does not read back is folded from the log instead.
+        return (try? spill.load(stream)).map { Folded(state: $0.state, version: $0.marks.0 < 0 ? nil : Int($0.marks.0)) }
     }
 
     private mutating func keep(_ stream: String, _ folded: Folded) {
         let generation = (capacity + 1) / 2
         if recent[stream] == nil && recent.count >= generation {
             if returns * 100 >= generation {
-                for (stream, dropped) in older { spill.put(stream, dropped.state, version: dropped.version) }
+                for (stream, dropped) in older { spill.put(stream, dropped.state, marks: (Int64(dropped.version ?? -1), 0)) }
             }
             returns = 0
             older = recent

@@ -1,0 +1,218 @@
+import Foundation
+import Glibc
+import LedgerCore
+
+/// Order states set aside once the memory kept for them is full, in an unlinked temporary
+/// file (gone when the process ends, however it ends), one slot per name, reused while the
+/// state fits. With each state go two numbers its owner chooses (`Marks`). A state read
+/// back, or kept in memory again (`forget`), leaves the file (its slot stays for the next
+/// one): the reader's copy is the current one from then on, and one dropped later without
+/// being set aside again must not come back older than it was.
+///
+/// The folds that read the log in ledger order use it when an order's events lie far apart:
+/// the events export's `status_after` (`StatusTracker`) reads a state back instead of
+/// folding the order's earlier events again from the log, and `ledger rebuild`'s window
+/// (`ShadowProjection`) instead of writing the row and loading it again. Memory: an index
+/// entry per name set aside, not its state. Should the file fail (no space, say), it is
+/// given up: what it held is gone (`load` and `drain` then throw), and `put` sets nothing
+/// more aside.
+package final class StateSpill {
+    /// The two numbers kept with a state.
+    package typealias Marks = (Int64, Int64)
+
+    private var fd: Int32 = -1
+    private var failed = false
+    /// The file failed while it held states: they are gone.
+    private var lost = false
+    private var end: Int64 = 0
+    /// By 32 bits of the name's hash in this process: its slot, packed (`Slot`). Each slot
+    /// holds the name too, so a hash shared by two names only costs one of them its copy.
+    /// One entry per name ever set aside, 12 bytes a bucket: 500,000 orders hold about
+    /// 12 MB here.
+    private var slots: [UInt32: UInt64] = [:]
+    private var holding = 0
+    private var buffer: [UInt8] = []
+    /// States written, and read back.
+    package private(set) var written = 0
+    package private(set) var read = 0
+
+    package init() {}
+
+    deinit { if fd >= 0 { Glibc.close(fd) } }
+
+    /// Whether no state is held.
+    package var isEmpty: Bool { holding == 0 }
+
+    /// Sets `state` aside under `name`, with `marks`. Returns false when it was not (the
+    /// file failed, the state is too large, or the slot holds another name's state, whose
+    /// hash this name shares): the caller keeps it some other way.
+    @discardableResult
+    package func put(_ name: String, _ state: OrderState, marks: Marks) -> Bool {
+        guard !failed, open() else { return false }
+        let key = Self.key(name)
+        var slot = slots[key].map(Slot.init) ?? Slot(offset: end, capacity: 0, holds: false)
+        if slot.holds {
+            // Its own earlier state (replaced), or another name's (kept: it is the only copy).
+            guard let entry = readSlot(slot) else { return false }
+            guard entry.name.elementsEqual(name.utf8) else { return false }
+            holding -= 1
+            slot.holds = false
+        }
+        let bytes = state.storageBytes()
+        buffer.removeAll(keepingCapacity: true)
+        for field in [Int64(name.utf8.count), marks.0, marks.1, Int64(bytes.count)] {
+            withUnsafeBytes(of: field) { buffer.append(contentsOf: $0) }
+        }
+        buffer += name.utf8
+        buffer += bytes
+        if slot.capacity < buffer.count {
+            let capacity = (buffer.count * 5 / 4 + Slot.unit - 1) / Slot.unit * Slot.unit
+            guard capacity <= Slot.largest else { slots[key] = slot.packed; return false }
+            slot = Slot(offset: end, capacity: capacity, holds: false)
+            end += Int64(capacity)
+        }
+        let wrote = buffer.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, off_t(slot.offset)) }
+        guard wrote == buffer.count else { giveUp(); return false }
+        slot.holds = true
+        slots[key] = slot.packed
+        holding += 1
+        written += 1
+        return true
+    }
+
+    /// The state set aside under `name` and its marks, taken out of the file; nil when
+    /// there is none. Throws when the file failed, or the state does not read back.
+    package func load(_ name: String) throws -> (state: OrderState, marks: Marks)? {
+        guard !lost else { throw StateSpillError.lost }
+        guard !failed else { return nil }
+        let key = Self.key(name)
+        guard let slot = slots[key].map(Slot.init), slot.holds else { return nil }
+        guard let entry = readSlot(slot) else { throw StateSpillError.lost }
+        guard entry.name.elementsEqual(name.utf8) else { return nil }
+        release(key, slot)
+        guard let state = entry.state() else { throw StateSpillError.lost }
+        read += 1
+        return (state, entry.marks)
+    }
+
+    /// `name`'s state is kept elsewhere from now on: any copy here is out of date.
+    package func forget(_ name: String) {
+        guard holding > 0 else { return }
+        let key = Self.key(name)
+        guard let packed = slots[key], packed & 1 == 1 else { return }
+        // Another name's state sharing the hash stays: it is the only copy.
+        let slot = Slot(packed)
+        if let entry = readSlot(slot), !entry.name.elementsEqual(name.utf8) { return }
+        release(key, slot)
+    }
+
+    /// Every state held, in the file's order, each taken out of the file; then the file is
+    /// emptied. Throws what `body` throws, or `StateSpillError` should a slot not read back.
+    package func drain(_ body: (String, OrderState, Marks) throws -> Void) throws {
+        defer { reset() }
+        guard !lost else { throw StateSpillError.lost }
+        let held = slots.values.lazy.map(Slot.init).filter(\.holds).sorted { $0.offset < $1.offset }
+        for slot in held {
+            guard let entry = readSlot(slot), let state = entry.state() else { throw StateSpillError.lost }
+            read += 1
+            try body(String(decoding: entry.name, as: UTF8.self), state, entry.marks)
+        }
+    }
+
+    /// Forgets everything, and gives the file's space back.
+    package func reset() {
+        lost = false
+        slots = [:]
+        holding = 0
+        end = 0
+        if fd >= 0 { _ = ftruncate(fd, 0) }
+    }
+
+    private struct Entry {
+        let name: ArraySlice<UInt8>
+        let marks: Marks
+        let stored: ArraySlice<UInt8>
+
+        func state() -> OrderState? {
+            try? stored.withUnsafeBufferPointer { try OrderState(storage: JSONValue.parse(stored: $0)) }
+        }
+    }
+
+    /// A slot's contents, read into the scratch buffer `put` also uses (one slot at a
+    /// time, on one thread); nil when it cannot be read (the file is then given up).
+    private func readSlot(_ slot: Slot) -> Entry? {
+        if buffer.count < slot.capacity { buffer = [UInt8](repeating: 0, count: slot.capacity) }
+        let got = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, slot.capacity, off_t(slot.offset)) }
+        guard got >= Self.header else { giveUp(); return nil }
+        let (nameCount, first, second, stateCount) = buffer.withUnsafeBytes {
+            (Int($0.loadUnaligned(as: Int64.self)), $0.loadUnaligned(fromByteOffset: 8, as: Int64.self),
+             $0.loadUnaligned(fromByteOffset: 16, as: Int64.self), Int($0.loadUnaligned(fromByteOffset: 24, as: Int64.self)))
+        }
+        let h = Self.header
+        guard nameCount >= 0, stateCount >= 0, h + nameCount + stateCount <= got else { return nil }
+        return Entry(name: buffer[h..<(h + nameCount)], marks: (first, second),
+                     stored: buffer[(h + nameCount)..<(h + nameCount + stateCount)])
+    }
+
+    private func release(_ key: UInt32, _ slot: Slot) {
+        slots[key] = Slot(offset: slot.offset, capacity: slot.capacity, holds: false).packed
+        holding -= 1
+    }
+
+    private func open() -> Bool {
+        if fd >= 0 { return true }
+        var template = Array((NSTemporaryDirectory() + "/ledger-states-XXXXXX").utf8CString)
+        fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard fd >= 0 else { failed = true; return false }
+        _ = template.withUnsafeBufferPointer { unlink($0.baseAddress!) }
+        return true
+    }
+
+    private func giveUp() {
+        lost = lost || holding > 0
+        failed = true
+        slots = [:]
+        holding = 0
+    }
+
+    /// The index's key for `name`: 32 bits of its hash in this process.
+    package static func key(_ name: String) -> UInt32 { UInt32(truncatingIfNeeded: name.hashValue) }
+
+    /// A slot begins with the name's length, the two marks and the state's length.
+    private static let header = 32
+
+    /// A slot's place in the file, in whole units: its offset in the top 40 bits, its size
+    /// in the next 23, and whether it holds a state in the lowest.
+    private struct Slot {
+        static let unit = 256
+        /// The largest slot; a larger state is not set aside.
+        static let largest = ((1 << 23) - 1) * unit
+        var offset: Int64
+        var capacity: Int
+        var holds: Bool
+
+        init(offset: Int64, capacity: Int, holds: Bool) {
+            self.offset = offset
+            self.capacity = capacity
+            self.holds = holds
+        }
+
+        init(_ packed: UInt64) {
+            offset = Int64(packed >> 24) * Int64(Self.unit)
+            capacity = Int((packed >> 1) & ((1 << 23) - 1)) * Self.unit
+            holds = packed & 1 == 1
+        }
+
+        var packed: UInt64 {
+            UInt64(offset / Int64(Self.unit)) << 24 | UInt64(capacity / Self.unit) << 1 | (holds ? 1 : 0)
+        }
+    }
+}
+
+/// States set aside could not all be read back (the file failed).
+package enum StateSpillError: Error, CustomStringConvertible {
+    case lost
+    package var description: String {
+        "order states set aside in a temporary file could not be read back (the file failed: out of space in TMPDIR?)"
+    }
+}
