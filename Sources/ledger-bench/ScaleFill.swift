@@ -9,14 +9,15 @@ import LedgerPostgres
 ///
 /// Every order gets what `http_ingest_mix` sends for it, made by the core as the
 /// service makes it: its registration (`POST /v1/orders`), web3 webhooks for
-/// statuses 1, 2 and 3, and one client event; five events an order. With `key`, each
+/// statuses 1, 2 and 3, and one client event; five events an order, or the first
+/// `eventsPerOrder` of them (2: the registration and the first webhook). With `key`, each
 /// webhook is signed with it and its signature headers are kept in its metadata, as the
 /// service keeps them, so that `ledger verify` given the key checks every one again.
 ///
-/// `Layout.grouped` appends each order's five events together; `Layout.phased` appends
-/// every order's registration, then every order's first webhook, and so on, so that an
-/// order's events lie a fifth of the log apart: the far end of a ledger whose orders are
-/// paid long after they are registered, for the reads that follow streams.
+/// `Layout.grouped` appends each order's events together; `Layout.phased` appends every
+/// order's registration, then every order's first webhook, and so on, so that an order's
+/// events lie an `eventsPerOrder`th of the log apart: the far end of a ledger whose orders
+/// are paid long after they are registered, for the reads that follow streams.
 struct ScaleFill {
     enum Layout: String {
         case grouped, phased
@@ -28,20 +29,21 @@ struct ScaleFill {
     var ordersPerCall = 200
     var key: String?
     var layout = Layout.grouped
+    var eventsPerOrder = Self.allEvents
 
-    static let eventsPerOrder = 5
+    static let allEvents = 5
 
     func run() throws -> Report {
         let pool = ConnectionPool(configuration: DatabaseConfiguration(connectionString: databaseURL, poolSize: 2))
         defer { pool.close() }
         let committer = GroupCommitter(pool: pool, projector: nil, maxBatch: 5000, maxQueuedEvents: 1_000_000)
         let run = EventSample.hex(UInt64.random(in: 0...UInt64(UInt32.max)), width: 8)
-        let orders = (events + Self.eventsPerOrder - 1) / Self.eventsPerOrder
+        let orders = (events + eventsPerOrder - 1) / eventsPerOrder
         let next = Counter()
         let failures = Counter()
         let began = MonotonicClock.now()
         // Grouped: one pass, every event of each order. Phased: one pass per event of an order.
-        let passes: [Int?] = layout == .grouped ? [nil] : (0..<Self.eventsPerOrder).map { $0 }
+        let passes: [Int?] = layout == .grouped ? [nil] : (0..<eventsPerOrder).map { $0 }
         for pass in passes {
             next.reset()
             let group = DispatchGroup()
@@ -53,10 +55,10 @@ struct ScaleFill {
                         let first = next.add(ordersPerCall)
                         guard first < orders else { return }
                         var batch: [NewEvent] = []
-                        batch.reserveCapacity(ordersPerCall * Self.eventsPerOrder)
+                        batch.reserveCapacity(ordersPerCall * eventsPerOrder)
                         for n in first..<min(orders, first + ordersPerCall) {
                             guard let made = try? Self.orderEvents(run: run, n: n, key: key) else { _ = failures.add(1); continue }
-                            if let pass { batch.append(made[pass]) } else { batch += made }
+                            if let pass { batch.append(made[pass]) } else { batch += made.prefix(eventsPerOrder) }
                         }
                         do {
                             let outcomes = try committer.append(batch, timeout: 120)
@@ -76,11 +78,11 @@ struct ScaleFill {
         let head = try pool.withConnection { try EventStore().head(on: $0).position }
         var report = Report(phase: "fill")
         report["orders"] = String(orders)
-        report["events"] = String(orders * Self.eventsPerOrder)
+        report["events"] = String(orders * eventsPerOrder)
         report["failed"] = String(failures.value)
         report["head"] = String(head)
         report["seconds"] = Report.format(elapsed)
-        report["rate"] = Report.format(Double(orders * Self.eventsPerOrder) / elapsed)
+        report["rate"] = Report.format(Double(orders * eventsPerOrder) / elapsed)
         return report
     }
 

@@ -24,7 +24,7 @@ let usage = """
       mix-requests --url URL --key K --token T --orders N --prefix PATH [--files 2] [--spread 1000]
                                          http_ingest_mix's requests (6 an order: register, webhooks 1-3,
                                          client event, GET), written to PATH.0, PATH.1, ... for wrk
-      fill     --database-url URL --events N [--threads 2] [--key K] [--layout grouped|phased]
+      fill     --database-url URL --events N [--threads 2] [--key K] [--layout grouped|phased] [--events-per-order 2-5]
                                          N events in real order streams (5 an order, made by the core),
                                          appended in large batches, no read models (then `ledger rebuild`);
                                          phased: every order's first event, then every order's second, ...
@@ -91,13 +91,14 @@ func runCommand(_ arguments: [String]) throws {
                             spread: try o.int("spread", default: 1000, range: 1...1_000_000))
             .write().print()
     case "fill":
-        let o = try Options(rest, allowed: ["database-url", "events", "threads", "key", "layout"])
+        let o = try Options(rest, allowed: ["database-url", "events", "threads", "key", "layout", "events-per-order"])
         guard let layout = ScaleFill.Layout(rawValue: o.string("layout") ?? "grouped") else {
             throw UsageError("--layout is grouped or phased")
         }
         try ScaleFill(databaseURL: try o.required("database-url"),
                       events: try o.int("events", default: 1_000_000, range: 1...100_000_000),
-                      threads: try o.int("threads", default: 2, range: 1...64), key: o.string("key"), layout: layout).run().print()
+                      threads: try o.int("threads", default: 2, range: 1...64), key: o.string("key"), layout: layout,
+                      eventsPerOrder: try o.int("events-per-order", default: ScaleFill.allEvents, range: 2...ScaleFill.allEvents)).run().print()
     case "pgbench-scripts":
         let o = try Options(rest, allowed: ["dir", "orders"])
         try PgbenchScripts.write(to: try o.required("dir"), orders: try o.int("orders", default: 10_000))

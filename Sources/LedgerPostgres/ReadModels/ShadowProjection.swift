@@ -12,12 +12,13 @@ import LedgerCore
 /// ledger: two generations of at most `generation` orders each; when the newer fills up,
 /// the older is written and dropped whole.
 ///
-/// When orders come back after they fell out (at least 1 in 100 of a generation's since
-/// the last drop: a ledger whose orders' events lie far apart, as when payments follow
-/// registrations by days), the dropped generation is set aside instead (`StateSpill`, a
-/// temporary file) and read back from there when its orders come back, with no load and
-/// no upsert; `flush` writes what is set aside, each order once. Where orders keep their
-/// events together nothing comes back, and nothing is set aside.
+/// The orders it drops that still wait for their provider are set aside instead
+/// (`StateSpill`, a temporary file), and all the orders it drops once orders come back
+/// after they fell out (at least 1 in 100 of a generation's since the last drop: a ledger
+/// whose orders' events lie far apart, as when payments follow registrations by days); an
+/// order set aside is read back from there when it comes back, with no load and no upsert,
+/// and `flush` writes what is still set aside, each order once. Where orders keep their
+/// events together and end paid, nothing is set aside.
 ///
 /// Enrollments (few, and small) stay in memory for the whole rebuild: `flush` writes
 /// those changed since the last flush.
@@ -192,18 +193,21 @@ package final class ShadowProjection {
         }
     }
 
-    /// Writes a dropped generation, or sets it aside when orders came back (those the
-    /// spill refuses are written).
+    /// Writes a dropped generation, but for the orders set aside: those still waiting for
+    /// their provider, or all of them when orders came back (those the spill refuses are written).
     private func drop(_ dropped: [String: Open], on c: PostgresConnection) throws {
         defer { returns = 0 }
-        guard returns * 100 >= generation else { return try write(Array(dropped.values), on: c) }
-        var refused: [Open] = []
+        let all = returns * 100 >= generation
+        var written: [Open] = []
         for (name, open) in dropped {
-            duty?.step()
-            let marks = (open.model.1?.microseconds ?? Self.noTime, Int64(open.stored ? 1 : 0))
-            if !spill.put(name, open.model.0, marks: marks) { refused.append(open) }
+            if all || StateSpill.awaitsMore(open.model.0) {
+                duty?.step()
+                let marks = (open.model.1?.microseconds ?? Self.noTime, Int64(open.stored ? 1 : 0))
+                if spill.put(name, open.model.0, marks: marks) { continue }
+            }
+            written.append(open)
         }
-        try write(refused, on: c)
+        try write(written, on: c)
     }
 
     /// An order's state as set aside: its paid time (or `noTime`) and whether its row is stored.

@@ -24,12 +24,11 @@ package final class StateSpill {
     private var failed = false
     /// The file failed while it held states: they are gone.
     private var lost = false
-    private var end: Int64 = 0
-    /// By 32 bits of the name's hash in this process: its slot, packed (`Slot`). Each slot
-    /// holds the name too, so a hash shared by two names only costs one of them its copy.
-    /// One entry per name ever set aside, 12 bytes a bucket: 500,000 orders hold about
-    /// 12 MB here.
-    private var slots: [UInt32: UInt64] = [:]
+    /// The file's end, in `StateSpillIndex.Slot.unit`s.
+    private var end = 0
+    /// Each name's slot, by 32 bits of its hash in this process (`key`). Each slot holds the
+    /// name too, so a hash shared by two names only costs one of them its copy.
+    private var slots = StateSpillIndex()
     private var holding = 0
     private var buffer: [UInt8] = []
     /// States written, and read back.
@@ -39,6 +38,13 @@ package final class StateSpill {
     package init() {}
 
     deinit { if fd >= 0 { Glibc.close(fd) } }
+
+    /// Whether an order's state is worth setting aside even before any order came back: it
+    /// still waits for its provider (awaiting payment, or confirming), so more events are
+    /// to come. An order the ledger met paid, expired or in review is usually done.
+    package static func awaitsMore(_ state: OrderState) -> Bool {
+        state.status == .awaitingPayment || state.status == .confirming
+    }
 
     /// Whether no state is held.
     package var isEmpty: Bool { holding == 0 }
@@ -50,13 +56,14 @@ package final class StateSpill {
     package func put(_ name: String, _ state: OrderState, marks: Marks) -> Bool {
         guard !failed, open() else { return false }
         let key = Self.key(name)
-        var slot = slots[key].map(Slot.init) ?? Slot(offset: end, capacity: 0, holds: false)
-        if slot.holds {
+        var slot = slots[key]
+        if let held = slot, held.holds {
             // Its own earlier state (replaced), or another name's (kept: it is the only copy).
-            guard let entry = readSlot(slot) else { return false }
+            guard let entry = readSlot(held) else { return false }
             guard entry.name.elementsEqual(name.utf8) else { return false }
             holding -= 1
-            slot.holds = false
+            slot?.holds = false
+            slots[key] = slot
         }
         let bytes = state.storageBytes()
         buffer.removeAll(keepingCapacity: true)
@@ -65,16 +72,17 @@ package final class StateSpill {
         }
         buffer += name.utf8
         buffer += bytes
-        if slot.capacity < buffer.count {
-            let capacity = (buffer.count * 5 / 4 + Slot.unit - 1) / Slot.unit * Slot.unit
-            guard capacity <= Slot.largest else { slots[key] = slot.packed; return false }
-            slot = Slot(offset: end, capacity: capacity, holds: false)
-            end += Int64(capacity)
+        if slot == nil || slot!.capacity < buffer.count {
+            guard let sizeClass = StateSpillIndex.Slot.sizeClass(for: buffer.count),
+                  end + (1 << sizeClass) <= StateSpillIndex.Slot.offsets else { return false }
+            slot = StateSpillIndex.Slot(offsetUnits: end, sizeClass: sizeClass, holds: false)
+            end += 1 << sizeClass
         }
-        let wrote = buffer.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, off_t(slot.offset)) }
+        var target = slot!
+        let wrote = buffer.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, off_t(target.offset)) }
         guard wrote == buffer.count else { giveUp(); return false }
-        slot.holds = true
-        slots[key] = slot.packed
+        target.holds = true
+        slots[key] = target
         holding += 1
         written += 1
         return true
@@ -86,7 +94,7 @@ package final class StateSpill {
         guard !lost else { throw StateSpillError.lost }
         guard !failed else { return nil }
         let key = Self.key(name)
-        guard let slot = slots[key].map(Slot.init), slot.holds else { return nil }
+        guard let slot = slots[key], slot.holds else { return nil }
         guard let entry = readSlot(slot) else { throw StateSpillError.lost }
         guard entry.name.elementsEqual(name.utf8) else { return nil }
         release(key, slot)
@@ -99,9 +107,8 @@ package final class StateSpill {
     package func forget(_ name: String) {
         guard holding > 0 else { return }
         let key = Self.key(name)
-        guard let packed = slots[key], packed & 1 == 1 else { return }
+        guard let slot = slots[key], slot.holds else { return }
         // Another name's state sharing the hash stays: it is the only copy.
-        let slot = Slot(packed)
         if let entry = readSlot(slot), !entry.name.elementsEqual(name.utf8) { return }
         release(key, slot)
     }
@@ -111,7 +118,7 @@ package final class StateSpill {
     package func drain(_ body: (String, OrderState, Marks) throws -> Void) throws {
         defer { reset() }
         guard !lost else { throw StateSpillError.lost }
-        let held = slots.values.lazy.map(Slot.init).filter(\.holds).sorted { $0.offset < $1.offset }
+        let held = slots.slots.filter(\.holds).sorted { $0.offsetUnits < $1.offsetUnits }
         for slot in held {
             guard let entry = readSlot(slot), let state = entry.state() else { throw StateSpillError.lost }
             read += 1
@@ -122,7 +129,7 @@ package final class StateSpill {
     /// Forgets everything, and gives the file's space back.
     package func reset() {
         lost = false
-        slots = [:]
+        slots.removeAll()
         holding = 0
         end = 0
         if fd >= 0 { _ = ftruncate(fd, 0) }
@@ -140,7 +147,7 @@ package final class StateSpill {
 
     /// A slot's contents, read into the scratch buffer `put` also uses (one slot at a
     /// time, on one thread); nil when it cannot be read (the file is then given up).
-    private func readSlot(_ slot: Slot) -> Entry? {
+    private func readSlot(_ slot: StateSpillIndex.Slot) -> Entry? {
         if buffer.count < slot.capacity { buffer = [UInt8](repeating: 0, count: slot.capacity) }
         let got = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, slot.capacity, off_t(slot.offset)) }
         guard got >= Self.header else { giveUp(); return nil }
@@ -154,8 +161,10 @@ package final class StateSpill {
                      stored: buffer[(h + nameCount)..<(h + nameCount + stateCount)])
     }
 
-    private func release(_ key: UInt32, _ slot: Slot) {
-        slots[key] = Slot(offset: slot.offset, capacity: slot.capacity, holds: false).packed
+    private func release(_ key: UInt32, _ slot: StateSpillIndex.Slot) {
+        var freed = slot
+        freed.holds = false
+        slots[key] = freed
         holding -= 1
     }
 
@@ -171,7 +180,7 @@ package final class StateSpill {
     private func giveUp() {
         lost = lost || holding > 0
         failed = true
-        slots = [:]
+        slots.removeAll()
         holding = 0
     }
 
@@ -180,33 +189,6 @@ package final class StateSpill {
 
     /// A slot begins with the name's length, the two marks and the state's length.
     private static let header = 32
-
-    /// A slot's place in the file, in whole units: its offset in the top 40 bits, its size
-    /// in the next 23, and whether it holds a state in the lowest.
-    private struct Slot {
-        static let unit = 256
-        /// The largest slot; a larger state is not set aside.
-        static let largest = ((1 << 23) - 1) * unit
-        var offset: Int64
-        var capacity: Int
-        var holds: Bool
-
-        init(offset: Int64, capacity: Int, holds: Bool) {
-            self.offset = offset
-            self.capacity = capacity
-            self.holds = holds
-        }
-
-        init(_ packed: UInt64) {
-            offset = Int64(packed >> 24) * Int64(Self.unit)
-            capacity = Int((packed >> 1) & ((1 << 23) - 1)) * Self.unit
-            holds = packed & 1 == 1
-        }
-
-        var packed: UInt64 {
-            UInt64(offset / Int64(Self.unit)) << 24 | UInt64(capacity / Self.unit) << 1 | (holds ? 1 : 0)
-        }
-    }
 }
 
 /// States set aside could not all be read back (the file failed).

@@ -9,12 +9,13 @@ import LedgerPostgres
 /// chain links checked), all of a batch's in one query.
 ///
 /// At most `capacity` states are kept in memory: two generations, the older dropped whole
-/// when the newer is half full, so the streams in use stay and memory stays bounded. When
-/// streams came back after theirs were dropped (at least 1 in 100 of a generation's since
-/// the last drop: a ledger whose orders' events lie far apart), the dropped generation is
-/// set aside instead (`StateSpill`, a temporary file), and a stream seen again much later
-/// is read back from it rather than folded again from the log. Where orders keep their
-/// events together nothing comes back, and nothing is written.
+/// when the newer is half full, so the streams in use stay and memory stays bounded. The
+/// dropped states of orders still waiting for their provider are set aside (`StateSpill`,
+/// a temporary file), and when streams came back after theirs were dropped (at least 1 in
+/// 100 of a generation's since the last drop: a ledger whose orders' events lie far
+/// apart), every dropped state is; a stream seen again much later is read back from there
+/// rather than folded again from the log. Where orders keep their events together and end
+/// paid, nothing comes back, and nothing is written.
 struct StatusTracker {
     /// Events below a position of some streams, by stream, their links checked.
     typealias Replay = (_ streams: [String], _ below: Int64) throws -> [String: [StoredEvent]]
@@ -129,8 +130,9 @@ struct StatusTracker {
     private mutating func keep(_ stream: String, _ folded: Folded) {
         let generation = (capacity + 1) / 2
         if recent[stream] == nil && recent.count >= generation {
-            if returns * 100 >= generation {
-                for (stream, dropped) in older { spill.put(stream, dropped.state, marks: (Int64(dropped.version ?? -1), 0)) }
+            let all = returns * 100 >= generation
+            for (stream, dropped) in older where all || StateSpill.awaitsMore(dropped.state) {
+                spill.put(stream, dropped.state, marks: (Int64(dropped.version ?? -1), 0))
             }
             returns = 0
             older = recent
