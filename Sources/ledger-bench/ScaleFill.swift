@@ -9,8 +9,8 @@ import LedgerPostgres
 ///
 /// Every order gets what `http_ingest_mix` sends for it, made by the core as the
 /// service makes it: its registration (`POST /v1/orders`), web3 webhooks for
-/// statuses 1, 2 and 3, and one client event; five events an order, or the first
-/// `eventsPerOrder` of them (2: the registration and the first webhook). With `key`, each
+/// statuses 1, 2 and 3, and one client event; five events an order. With `eventsPerOrder`
+/// below 5, the registration and the last webhooks (2: registered, then paid). With `key`, each
 /// webhook is signed with it and its signature headers are kept in its metadata, as the
 /// service keeps them, so that `ledger verify` given the key checks every one again.
 ///
@@ -57,8 +57,9 @@ struct ScaleFill {
                         var batch: [NewEvent] = []
                         batch.reserveCapacity(ordersPerCall * eventsPerOrder)
                         for n in first..<min(orders, first + ordersPerCall) {
-                            guard let made = try? Self.orderEvents(run: run, n: n, key: key) else { _ = failures.add(1); continue }
-                            if let pass { batch.append(made[pass]) } else { batch += made.prefix(eventsPerOrder) }
+                            guard let all = try? Self.orderEvents(run: run, n: n, key: key) else { _ = failures.add(1); continue }
+                            let made = Self.chosen(all, count: eventsPerOrder)
+                            if let pass { batch.append(made[pass]) } else { batch += made }
                         }
                         do {
                             let outcomes = try committer.append(batch, timeout: 120)
@@ -84,6 +85,11 @@ struct ScaleFill {
         report["seconds"] = Report.format(elapsed)
         report["rate"] = Report.format(Double(orders * eventsPerOrder) / elapsed)
         return report
+    }
+
+    /// `count` of an order's five events: all, or the registration and the last `count - 1` webhooks.
+    static func chosen(_ events: [NewEvent], count: Int) -> [NewEvent] {
+        count >= events.count ? events : [events[0]] + events[(4 - (count - 1))..<4]
     }
 
     /// Order `S-<run>-<n>`'s five events, as the service would store them.
