@@ -317,6 +317,19 @@ BEGIN
 END
 $$;
 
+CREATE FUNCTION ledger.orders_table_is(expected oid) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF 'ledger.orders'::regclass::oid IS DISTINCT FROM expected THEN
+        RAISE EXCEPTION 'ledger.orders is not the table the writer''s remembered order states were folded against: a rebuild swapped it in'
+            USING ERRCODE = 'LG001';
+    END IF;
+END
+$$;
+
+COMMENT ON FUNCTION ledger.orders_table_is(expected oid) IS 'Raises LG001 unless ledger.orders is the table of the given OID (the writer''s check that its remembered states are of the live table).';
+
 CREATE FUNCTION ledger.refuse_event_change() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
@@ -562,6 +575,8 @@ GRANT ALL ON FUNCTION ledger.append_events_stepwise(batch jsonb) TO ledger_servi
 GRANT ALL ON FUNCTION ledger.append_prepare(p_keys text[], p_streams text[]) TO ledger_service;
 
 GRANT ALL ON FUNCTION ledger.append_prepare(p_keys text[], p_streams text[], p_cached_streams text[], p_cached_head bigint) TO ledger_service;
+
+GRANT ALL ON FUNCTION ledger.orders_table_is(expected oid) TO ledger_service;
 
 GRANT SELECT,INSERT,UPDATE ON TABLE ledger.enrollments TO ledger_service;
 

@@ -31,6 +31,10 @@ struct OrderStateCacheTests {
     func entries() {
         let cache = OrderStateCache(capacity: 4)
         cache.observe(orders: 1, new: 0)   // batches of existing orders: states are kept
+        cache.remember("Z", (OrderState(merchantOrderNo: try! MerchantOrderNo("Z")), nil), streamVersion: 1)
+        cache.commit()
+        #expect(cache.count == 0, "nothing is kept before the cache knows which table its states are of")
+        cache.fold(against: 1)
         let model: (OrderState, Timestamp?) = (OrderState(merchantOrderNo: try! MerchantOrderNo("A")), nil)
         cache.remember("A", model, streamVersion: 3)
         #expect(cache.model(of: "A", before: 4) == nil, "not committed yet")
@@ -93,9 +97,60 @@ struct OrderStateCacheTests {
         #expect(try LedgerFixture.verify(databaseURL: db.url) == [])
     }
 
+    @Test("states of one table: another table forgets them all")
+    func tables() throws {
+        let cache = OrderStateCache()
+        cache.fold(against: 7)
+        cache.observe(orders: 1, new: 0)
+        cache.remember("T", (OrderState(merchantOrderNo: try MerchantOrderNo("T")), nil), streamVersion: 2)
+        cache.commit()
+        cache.fold(against: 7)
+        #expect(cache.model(of: "T", before: 3) != nil && cache.table == 7)
+        cache.fold(against: 8)
+        #expect(cache.model(of: "T", before: 3) == nil && cache.count == 0 && cache.table == 8)
+    }
+
+    @Test("a rebuild swaps ledger.orders under a writer that remembers the state it folded from a row edited by hand: its next batch fails the table check, forgets, and folds the new row; verify is clean")
+    func rebuildSwap() throws {
+        let db = try TestDatabase.create("statecacheswap")
+        defer { LedgerFixture.drop(db) }
+        let no = "SW-1"
+        let plainPool = db.pool(size: 1)
+        let plain = GroupCommitter(pool: plainPool, projector: OrderProjection(cache: nil))
+        _ = try plain.append([try Self.registration(no)])
+        plain.shutdown()
+        plainPool.close()
+        let c = try db.connect()
+        defer { c.close() }
+        // The row edited by hand: its state's registered amount is no longer the event's.
+        try c.query(#"UPDATE ledger.orders SET state = replace(state, '"amount":"40.00"', '"amount":"41.00"') WHERE merchant_order_no = $1"#,
+                    [.text(no)])
+        #expect(try LedgerFixture.verify(databaseURL: db.url).contains { $0.contains(no) }, "verify names the edited row")
+
+        let cache = OrderStateCache()
+        let pool = db.pool(size: 2)
+        let writer = GroupCommitter(pool: pool, projector: OrderProjection(cache: cache))
+        defer { writer.shutdown(); pool.close() }
+        _ = try writer.append([try Self.webhook(no, status: 1, seq: 1)])   // loads the edited row
+        let remembered = try #require(cache.model(of: no, before: 3), "the writer keeps the state it folded")
+        #expect(remembered.0.expectedAmount == "41.00")
+
+        let outcome = try OnlineRebuildTests.rebuild(db.url)
+        #expect(outcome.events == 2)
+        #expect(try LedgerFixture.verify(databaseURL: db.url) == [], "the rebuild folded the row from the events")
+        let retriedBefore = writer.stats.retriedBatches
+        _ = try writer.append([try Self.webhook(no, status: 2, seq: 2)])
+        #expect(writer.stats.retriedBatches == retriedBefore + 1, "the batch failed the table check once and was written again")
+        #expect(try LedgerFixture.verify(databaseURL: db.url) == [], "folded into the new row, not into the remembered state")
+        let (state, _) = try #require(try OrderReadModel().load(try MerchantOrderNo(no), on: c))
+        #expect(state.expectedAmount == "40.00" && state.status == .confirming && state.eventCount == 3)
+        #expect(cache.model(of: no, before: 4)?.0.expectedAmount == "40.00", "remembered again, of the new table")
+    }
+
     @Test("the entries' estimated memory is bounded: large states rotate the generations sooner")
     func memoryBound() throws {
         let cache = OrderStateCache(capacity: 10_000, maxBytes: 1 << 20)
+        cache.fold(against: 1)
         cache.observe(orders: 1, new: 0)
         let model: (OrderState, Timestamp?) = (OrderState(merchantOrderNo: try MerchantOrderNo("M")), nil)
         for n in 0..<2_000 {
@@ -111,6 +166,7 @@ struct OrderStateCacheTests {
     @Test("states are kept only while batches touch existing orders: not for a flood of new orders, again once orders are revisited")
     func keepsOnlyWhatIsReused() throws {
         let cache = OrderStateCache(capacity: 64)
+        cache.fold(against: 1)
         let model: (OrderState, Timestamp?) = (OrderState(merchantOrderNo: try MerchantOrderNo("N")), nil)
         for n in 0..<200 {   // webhooks that create their orders: nothing kept would be read
             cache.observe(orders: 100, new: 100)

@@ -21,16 +21,16 @@ public protocol BatchProjector: Sendable {
 
     /// The transaction of the last `project` committed (what it kept may now be trusted).
     func committed()
-    /// The transaction of the last `project` rolled back, or its outcome is unknown.
-    /// Answers true when the projector changed how it writes because of it, so the
-    /// same batch is worth one more attempt before it is split or failed.
-    func rolledBack() -> Bool
+    /// The transaction of the last `project` rolled back, or its outcome is unknown, on
+    /// `error`. Answers true when the projector changed how it writes because of it, so
+    /// the same batch is worth one more attempt before it is split or failed.
+    func rolledBack(_ error: any Error) -> Bool
 }
 
 extension BatchProjector {
     public func prepare(_ appended: [Item]) throws -> (any Sendable)? { nil }
     public func committed() {}
-    public func rolledBack() -> Bool { false }
+    public func rolledBack(_ error: any Error) -> Bool { false }
 }
 
 /// Group commit: concurrent appends from many callers share one transaction,
@@ -349,7 +349,7 @@ public final class GroupCommitter: @unchecked Sendable {
             return .committed(outcomes, PhaseTiming(append: appended - start, project: projected - appended, commit: end - projected))
         } catch {
             streamVersions.invalidate()   // rolled back, or its outcome unknown
-            let projectorAsks = projector?.rolledBack() ?? false
+            let projectorAsks = projector?.rolledBack(error) ?? false
             return .failed(error, Policy.Failure(error, projectorAsksAgain: projectorAsks))
         }
     }

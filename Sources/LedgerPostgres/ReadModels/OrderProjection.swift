@@ -42,6 +42,8 @@ package struct OrderProjection: BatchProjector {
         var versions: [String: (first: Int, last: Int)] = [:]
         var enrollmentRefs: [String] = []
         var rendered: [String: OrderRow] = [:]
+        /// The table the cached states folded into `rendered` are of; nil when none was used.
+        var cachedFrom: UInt32?
     }
 
     /// Folds and renders, while PostgreSQL stores the events, every order that needs no
@@ -55,6 +57,7 @@ package struct OrderProjection: BatchProjector {
                 model = (OrderState(merchantOrderNo: no), nil)
             } else if let first = plan.versions[no.value]?.first, let cached = cache?.model(of: no.value, before: first) {
                 model = cached
+                plan.cachedFrom = cache?.table
             } else {
                 continue
             }
@@ -70,9 +73,17 @@ package struct OrderProjection: BatchProjector {
     package func project(_ appended: [Item], prepared: (any Sendable)?, on c: PostgresConnection) throws {
         let plan = try (prepared as? Plan) ?? Self.plan(appended)
         cache?.observe(orders: plan.orderEvents.count, new: plan.newOrders.count)
+        if let table = plan.cachedFrom {
+            // Rows folded from remembered states: the commit fails (LG001) unless they are of the live table.
+            try c.deferUntilCommit(Self.tableCheckSQL, [.int(Int64(table))], prepared: true)
+        }
         let rows = try apply(plan.orderEvents, new: plan.newOrders, rendered: plan.rendered,
                              insertNew: !newRows.upsertsEverything, deferSave: true, on: c)
         if let cache, cache.isKeeping {
+            if cache.table == nil {
+                // Once, and again after a swap: the table the states kept from now on are of.
+                cache.fold(against: try Self.liveTable(on: c))
+            }
             for row in rows {
                 if let last = plan.versions[row.state.merchantOrderNo.value]?.last {
                     cache.remember(row.state.merchantOrderNo.value, (row.state, row.paidRecordedAt), streamVersion: last,
@@ -95,11 +106,28 @@ package struct OrderProjection: BatchProjector {
     /// orders' rows met a row that exists: any other failure takes the committer's
     /// usual course (and a lasting fault in the COPY path fails loudly, not quietly
     /// through the upsert).
-    package func rolledBack() -> Bool {
+    package func rolledBack(_ error: any Error) -> Bool {
         cache?.rollBack()
+        if let error = error as? PostgresError, error.sqlState == Self.tableSwapped {
+            // A rebuild swapped ledger.orders: the batch again, from the new table's rows.
+            cache?.forgetAll()
+            return true
+        }
         guard newRows.takeRefusal() else { return false }
         newRows.setUpsertsEverything(true)
         return true
+    }
+
+    /// `ledger.orders_table_is` (Migrations/032): fails the commit with `tableSwapped`
+    /// unless ledger.orders is the table of the given OID.
+    static let tableCheckSQL = "SELECT ledger.orders_table_is($1::oid)"
+    static let tableSwapped = "LG001"
+
+    /// The OID of the live ledger.orders.
+    static func liveTable(on c: PostgresConnection) throws -> UInt32 {
+        let oid = try c.query("SELECT 'ledger.orders'::regclass::oid::bigint AS oid", [], prepared: true).int64(0, "oid")
+        guard let table = UInt32(exactly: oid) else { throw PostgresError.unexpectedResult("ledger.orders' OID \(oid) is not an OID") }
+        return table
     }
 
     /// Groups the appended events by order (in order of first appearance) and

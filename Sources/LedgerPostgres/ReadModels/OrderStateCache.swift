@@ -21,6 +21,12 @@ import LedgerCore
 /// existing orders is a moving average over batches; above `keepAbove` the cache
 /// keeps states, below it it keeps none and lets what it holds go stale.
 ///
+/// A rebuild swaps in a new `ledger.orders`, whose rows may differ from the states held
+/// here (an old row edited by hand, say). So every entry is of one table, `table` (its
+/// OID); a commit that folds from an entry checks with it that the table is still the
+/// live one (`ledger.orders_table_is`), and when it is not, everything is forgotten
+/// (`forgetAll`) and the batch is written again from the new table's rows.
+///
 /// Writer thread only (the GroupCommitter calls the projector from its one
 /// writer thread), hence no lock. Bounded by two generations of at most half
 /// the capacity and half of `maxBytes` each: when the newer one fills up, the older one is dropped
@@ -59,6 +65,8 @@ package final class OrderStateCache: @unchecked Sendable {
     private var recent: [String: Entry] = [:]
     private var older: [String: Entry] = [:]
     private var pending: [String: Entry] = [:]
+    /// The OID of the `ledger.orders` every entry was folded against; nil before any is kept.
+    package private(set) var table: UInt32?
 
     package init(capacity: Int = 4096, maxBytes: Int = OrderStateCache.defaultMaxBytes) {
         self.capacity = max(1, capacity)
@@ -83,11 +91,29 @@ package final class OrderStateCache: @unchecked Sendable {
         return entry.model
     }
 
+    /// The table the states remembered from now on are folded against (read in the
+    /// transaction that remembers them); a different one than before forgets every entry.
+    package func fold(against table: UInt32) {
+        if self.table != table { forgetAll() }
+        self.table = table
+    }
+
+    /// Forgets every entry and the table: `ledger.orders` was swapped for another.
+    package func forgetAll() {
+        let dropped = Forgotten(recent.merging(older) { newer, _ in newer })
+        recent = [:]
+        older = [:]
+        pending = [:]
+        recentBytes = 0
+        table = nil
+        if !dropped.entries.isEmpty { DispatchQueue.global(qos: .utility).async { dropped.drop() } }
+    }
+
     /// The state as of `streamVersion`, kept if the transaction commits (and states are
-    /// kept now: see `observe`).
+    /// kept now: see `observe`), of the table given last to `fold(against:)`.
     /// `storedBytes`: the size of the state's stored text, from which its memory is estimated.
     package func remember(_ no: String, _ model: (OrderState, Timestamp?), streamVersion: Int, storedBytes: Int = 0) {
-        guard isKeeping else { return }
+        guard isKeeping, table != nil else { return }
         pending[no] = Entry(model: model, streamVersion: streamVersion, bytes: Self.weight(storedBytes: storedBytes))
     }
 
