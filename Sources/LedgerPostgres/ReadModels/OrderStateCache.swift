@@ -22,10 +22,15 @@ import LedgerCore
 /// keeps states, below it it keeps none and lets what it holds go stale.
 ///
 /// A rebuild swaps in a new `ledger.orders`, whose rows may differ from the states held
-/// here (an old row edited by hand, say). So every entry is of one table, `table` (its
-/// OID); a commit that folds from an entry checks with it that the table is still the
-/// live one (`ledger.orders_table_is`), and when it is not, everything is forgotten
-/// (`forgetAll`) and the batch is written again from the new table's rows.
+/// here (an old row edited by hand, say). So the entries carry one table, `table` (its
+/// OID, read when the cache first keeps states); a commit that folds from an entry checks
+/// with it that the table is still the live one (`ledger.orders_table_is`), and when it
+/// is not, everything is forgotten (`forgetAll`) and the batch is written again from the
+/// new table's rows. (An entry remembered after a swap, from the new table's row, still
+/// carries the old table: its first use fails the check the same way, which is safe.)
+/// The attempt after one that rolled back having folded from entries folds from none
+/// (`bypassed`): should the swap have come between, the retry must not meet the old
+/// states again before the check that would forget them.
 ///
 /// Writer thread only (the GroupCommitter calls the projector from its one
 /// writer thread), hence no lock. Bounded by two generations of at most half
@@ -65,8 +70,12 @@ package final class OrderStateCache: @unchecked Sendable {
     private var recent: [String: Entry] = [:]
     private var older: [String: Entry] = [:]
     private var pending: [String: Entry] = [:]
-    /// The OID of the `ledger.orders` every entry was folded against; nil before any is kept.
+    /// The OID of the `ledger.orders` the entries were folded against; nil before any is kept.
     package private(set) var table: UInt32?
+    /// Whether the transaction under way folded from an entry.
+    private var usedInAttempt = false
+    /// No entry is used: the last attempt rolled back having folded from some.
+    package private(set) var bypassed = false
 
     package init(capacity: Int = 4096, maxBytes: Int = OrderStateCache.defaultMaxBytes) {
         self.capacity = max(1, capacity)
@@ -87,7 +96,8 @@ package final class OrderStateCache: @unchecked Sendable {
     /// The state to fold an order's events into when its first event in the batch is
     /// `streamVersion`, if this cache holds exactly the state before it.
     package func model(of no: String, before streamVersion: Int) -> (OrderState, Timestamp?)? {
-        guard let entry = recent[no] ?? older[no], entry.streamVersion + 1 == streamVersion else { return nil }
+        guard !bypassed, let entry = recent[no] ?? older[no], entry.streamVersion + 1 == streamVersion else { return nil }
+        usedInAttempt = true
         return entry.model
     }
 
@@ -124,12 +134,17 @@ package final class OrderStateCache: @unchecked Sendable {
             recentBytes += entry.bytes
         }
         pending.removeAll(keepingCapacity: true)
+        usedInAttempt = false
+        bypassed = false
     }
 
     /// The transaction rolled back (or its outcome is unknown): what it would have kept
     /// is dropped. Committed entries stay: a stream that did move fails their version check.
+    /// Had it folded from entries, the next attempt folds from none (`bypassed`).
     package func rollBack() {
         pending.removeAll(keepingCapacity: true)
+        bypassed = usedInAttempt
+        usedInAttempt = false
     }
 
     /// Entries held, at most `capacity` (an order in both generations counts twice).

@@ -16,8 +16,8 @@ import LedgerCore
 /// (`StateSpill`, a temporary file), and all the orders it drops once orders come back
 /// after they fell out (at least 1 in 100 of a generation's since the last drop: a ledger
 /// whose orders' events lie far apart, as when payments follow registrations by days); an
-/// order set aside is read back from there when it comes back, with no load and no upsert,
-/// and `flush` writes what is still set aside, each order once. Where orders keep their
+/// order set aside is read back from there when it comes back, with no load from the
+/// table, and `flush` writes what is still set aside, each order once. Where orders keep their
 /// events together and end paid, nothing is set aside.
 ///
 /// Enrollments (few, and small) stay in memory for the whole rebuild: `flush` writes
@@ -155,7 +155,7 @@ package final class ShadowProjection {
             if !item.inOwnStream { sawForeignStream = true }
             guard seen.insert(no.value).inserted, recent[no.value] == nil, older[no.value] == nil else { continue }
             guard item.streamVersion > 1 || sawForeignStream else { continue }
-            returns += 1
+            if item.streamVersion > 1 { returns += 1 }
             if let (state, marks) = try spill.load(no.value) {
                 back[no.value] = Self.open(state, marks)
             } else {

@@ -13,16 +13,16 @@ import LedgerCore
 /// the events export's `status_after` (`StatusTracker`) reads a state back instead of
 /// folding the order's earlier events again from the log, and `ledger rebuild`'s window
 /// (`ShadowProjection`) instead of writing the row and loading it again. Memory: an index
-/// entry per name set aside, not its state. Should the file fail (no space, say), it is
-/// given up: what it held is gone (`load` and `drain` then throw), and `put` sets nothing
-/// more aside.
+/// entry per name set aside, not its state. Should a write fail (no space, say), nothing
+/// more is set aside (`put` answers false) and what is held stays; should a read fail, the
+/// file is given up and what it held is gone (`load` and `drain` then throw).
 package final class StateSpill {
     /// The two numbers kept with a state.
     package typealias Marks = (Int64, Int64)
 
     private var fd: Int32 = -1
     private var failed = false
-    /// The file failed while it held states: they are gone.
+    /// A read failed while the file held states: they are gone.
     private var lost = false
     /// The file's end, in `StateSpillIndex.Slot.unit`s.
     private var end = 0
@@ -80,7 +80,11 @@ package final class StateSpill {
         }
         var target = slot!
         let wrote = buffer.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, off_t(target.offset)) }
-        guard wrote == buffer.count else { giveUp(); return false }
+        guard wrote == buffer.count else {
+            // Out of space, say: nothing more is set aside, and what is held stays readable.
+            failed = true
+            return false
+        }
         target.holds = true
         slots[key] = target
         holding += 1
@@ -89,10 +93,9 @@ package final class StateSpill {
     }
 
     /// The state set aside under `name` and its marks, taken out of the file; nil when
-    /// there is none. Throws when the file failed, or the state does not read back.
+    /// there is none. Throws when a read failed, or the state does not read back.
     package func load(_ name: String) throws -> (state: OrderState, marks: Marks)? {
         guard !lost else { throw StateSpillError.lost }
-        guard !failed else { return nil }
         let key = Self.key(name)
         guard let slot = slots[key], slot.holds else { return nil }
         guard let entry = readSlot(slot) else { throw StateSpillError.lost }
@@ -109,7 +112,7 @@ package final class StateSpill {
         let key = Self.key(name)
         guard let slot = slots[key], slot.holds else { return }
         // Another name's state sharing the hash stays: it is the only copy.
-        if let entry = readSlot(slot), !entry.name.elementsEqual(name.utf8) { return }
+        guard let entry = readSlot(slot), entry.name.elementsEqual(name.utf8) else { return }
         release(key, slot)
     }
 
@@ -146,9 +149,9 @@ package final class StateSpill {
     }
 
     /// A slot's contents, read into the scratch buffer `put` also uses (one slot at a
-    /// time, on one thread); nil when it cannot be read (the file is then given up).
+    /// time, on one thread); nil when it cannot be read (what is held is then lost).
     private func readSlot(_ slot: StateSpillIndex.Slot) -> Entry? {
-        if buffer.count < slot.capacity { buffer = [UInt8](repeating: 0, count: slot.capacity) }
+        if buffer.count < slot.capacity { buffer.append(contentsOf: repeatElement(0, count: slot.capacity - buffer.count)) }
         let got = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, slot.capacity, off_t(slot.offset)) }
         guard got >= Self.header else { giveUp(); return nil }
         let (nameCount, first, second, stateCount) = buffer.withUnsafeBytes {
@@ -177,6 +180,7 @@ package final class StateSpill {
         return true
     }
 
+    /// A slot did not read back: the file is given up, and what it held is lost.
     private func giveUp() {
         lost = lost || holding > 0
         failed = true
@@ -191,10 +195,10 @@ package final class StateSpill {
     private static let header = 32
 }
 
-/// States set aside could not all be read back (the file failed).
+/// States set aside could not all be read back (a read of the file failed).
 package enum StateSpillError: Error, CustomStringConvertible {
     case lost
     package var description: String {
-        "order states set aside in a temporary file could not be read back (the file failed: out of space in TMPDIR?)"
+        "order states set aside in a temporary file in TMPDIR could not be read back"
     }
 }

@@ -1,8 +1,8 @@
 /// `StateSpill`'s index: where each name's slot lies in the file, by 32 bits of the name's
 /// hash. An open-addressing table of 8-byte buckets (the key in the high half, the slot in
-/// the low), probed linearly, at most 85% full and grown by half: about 8-13 bytes a name,
-/// where a `Dictionary` of the same took 12-24 (its buckets a power of two, at most 75%
-/// full). Entries are never removed, only changed.
+/// the low), probed linearly, at most 85% full and grown by half: about 9.4-14 bytes a
+/// name, where a `Dictionary` of the same took 16-32 (its buckets a power of two, at most
+/// 75% full). Entries are never removed, only changed.
 struct StateSpillIndex {
     /// A slot: its offset in the file and its size, in `unit`s, and whether it holds a state.
     struct Slot: Equatable {
