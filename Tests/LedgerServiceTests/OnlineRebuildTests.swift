@@ -398,6 +398,43 @@ struct OnlineRebuildTests {
         try ShadowTables().dropLeftovers(on: c)
     }
 
+    @Test("an order first named by an event in another order's stream: the catch-up after the build looks its row up rather than copying a second one")
+    func foreignStreamCatchUp() throws {
+        let db = try TestDatabase.create("rebuildforeign")
+        defer { LedgerFixture.drop(db) }
+        let c = try db.connect()
+        defer { c.close() }
+        // Order FO-1's status, written by someone with the database's keys into FO-2's stream.
+        let receipt = Receipt(requestID: "test", verifiedBy: "token:test")
+        let observation = try QueryObservation.map(provider: "acme", merchantOrderNo: MerchantOrderNo("FO-1"),
+                                                   response: .object([("status", .number("1"))]),
+                                                   observedAt: nil, receivedAt: Timestamp.now())
+        var foreign = EventMapping.newEvent(observation, raw: nil, receipt: receipt)
+        foreign.stream = "order-FO-2"
+        _ = try c.transaction { try EventStore().append([foreign], on: $0) }
+        // The build folds it: FO-1 gets a row.
+        let build = ShadowProjection(generation: 8, pageSize: 4)
+        try Self.fillShadows(build, firstEventsFirst: false, on: c)
+        #expect(build.sawForeignStream)
+        // FO-1's own first event arrives during the catch-up.
+        let registration = try OrderRequests.registration(
+            body: Array(#"{"merchantOrderNo":"FO-1","provider":"web3","amount":"40.00","asset":"USDT"}"#.utf8), receivedAt: Timestamp.now())
+        let own = EventMapping.newEvent(.registered(registration), raw: nil, receipt: receipt)
+        _ = try c.transaction { try EventStore().append([own], on: $0) }
+        let catchUp = ShadowProjection(generation: 8, pageSize: 4, sawForeignStream: build.sawForeignStream)
+        try c.transaction { t in
+            for event in try EventStore().read(after: 1, limit: 10, on: t) {
+                #expect(event.streamVersion == 1)
+                try catchUp.add(ShadowProjection.Item(event, try EventMapping.recorded(event)), on: t)
+            }
+            try catchUp.flush(on: t)
+        }
+        #expect(catchUp.upsertedRows == 1 && catchUp.copiedRows == 0, "FO-1's row was looked up and upserted")
+        let state = try #require(try OrderReadModel(table: ShadowTables.shadow("orders")).loadMany([try MerchantOrderNo("FO-1")], on: c)["FO-1"])
+        #expect(state.0.eventCount == 2)
+        try ShadowTables().dropLeftovers(on: c)
+    }
+
     @Test("a paced rebuild sends its rows in pieces and its upserts in short statements, and builds exactly the rows an unpaced one does")
     func pacedWindow() throws {
         let db = try TestDatabase.create("rebuildpaced")

@@ -39,8 +39,9 @@ package final class ShadowProjection {
     private var enrollments: [String: EnrollmentState] = [:]
     private var changedEnrollments = Set<String>()
     /// Set once an order's event lies in another order's stream: its stream's first event
-    /// then no longer proves that the order has no row, and every order out of the window is looked up.
-    private var sawForeignStream = false
+    /// then no longer proves that the order has no row, and every order out of the window is
+    /// looked up. A projection that goes on from another's rows starts with the other's.
+    package private(set) var sawForeignStream: Bool
     private let spill = StateSpill()
     /// Orders met since the last drop that were out of the window, past their first event.
     private var returns = 0
@@ -56,7 +57,11 @@ package final class ShadowProjection {
     private let duty: DutyCycle?
 
     /// `freeze`: the shadows were created in the transaction that writes (COPY FREEZE).
-    package init(generation: Int = 8192, pageSize: Int = 2000, freeze: Bool = false, duty: DutyCycle? = nil) {
+    /// `sawForeignStream`: the rows already in the shadows were folded from a log with an
+    /// event in another order's stream (the build's, for the catch-up's projection).
+    package init(generation: Int = 8192, pageSize: Int = 2000, freeze: Bool = false, duty: DutyCycle? = nil,
+                 sawForeignStream: Bool = false) {
+        self.sawForeignStream = sawForeignStream
         self.generation = max(1, generation)
         self.pageSize = max(1, pageSize)
         self.duty = duty

@@ -79,9 +79,9 @@ package struct Rebuild: Sendable {
             phases.append((name, Self.seconds(since: mark)))
             mark = .now
         }
-        var chain = try build(reader: reader, writer: writer, shadows)
+        var (chain, sawForeignStream) = try build(reader: reader, writer: writer, shadows)
         lap("build")
-        let projection = ShadowProjection(generation: generation, pageSize: Self.pageSize)
+        let projection = ShadowProjection(generation: generation, pageSize: Self.pageSize, sawForeignStream: sawForeignStream)
         do {
             var caughtUp = try writer.transaction { try catchUp(&chain, projection, on: $0) }
             lap("catch-up")
@@ -113,9 +113,11 @@ package struct Rebuild: Sendable {
     }
 
     /// Step 1, in one transaction on `writer`: the new tables, made and filled from the whole
-    /// log as `reader` streams it. Returns the verified chain's head. Should it throw, the
-    /// transaction rolls back and takes the new tables with it.
-    private func build(reader: PostgresConnection, writer: PostgresConnection, _ shadows: ShadowTables) throws -> ChainContinuation {
+    /// log as `reader` streams it. Returns the verified chain's head, and whether an event
+    /// lay in another order's stream. Should it throw, the transaction rolls back and takes
+    /// the new tables with it.
+    private func build(reader: PostgresConnection, writer: PostgresConnection,
+                       _ shadows: ShadowTables) throws -> (ChainContinuation, sawForeignStream: Bool) {
         try writer.transaction { w in
             do {
                 try shadows.refuseUnknownDependents(on: w)
@@ -141,7 +143,7 @@ package struct Rebuild: Sendable {
             }
             let chain = scan.chain
             try projection.flush(on: w)
-            return chain
+            return (chain, projection.sawForeignStream)
         }
     }
 
