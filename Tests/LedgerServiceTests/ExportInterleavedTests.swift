@@ -46,6 +46,40 @@ extension ExportRereadTests {
         #expect(readBack > 0, "states were set aside and read back")
     }
 
+    @Test("events: an event written into another order's stream is in no order's history: its status_after is blank, and no other row's depends on how many states are kept")
+    func foreignStreamEvents() throws {
+        let from = Timestamp.now()
+        Self.pause()
+        let orders = (0..<6).map { "FS-\($0)" }
+        try register(orders)
+        try observeAll(orders, status: 1)
+        // Someone with the database's keys writes FS-1's status into FS-0's stream, and FS-2's into FS-3's.
+        let c = try db.connect()
+        defer { c.close() }
+        for (named, stream, status) in [("FS-1", "FS-0", "3"), ("FS-2", "FS-3", "5")] {
+            let observation = try QueryObservation.map(provider: "acme", merchantOrderNo: MerchantOrderNo(named),
+                                                       response: .object([("status", .number(status))]),
+                                                       observedAt: nil, receivedAt: Timestamp.now())
+            var foreign = EventMapping.newEvent(observation, raw: nil, receipt: Receipt(requestID: "test", verifiedBy: "token:test"))
+            foreign.stream = "order-" + stream
+            _ = try c.transaction { try EventStore().append([foreign], on: $0) }
+        }
+        for round in 0..<3 {
+            try register((0..<3).map { "FS-new-\(round)-\($0)" })   // orders between, to push kept states out
+            try observeAll(orders, status: 2)
+        }
+        Self.pause()
+        let period = (from: from, to: Timestamp.now())
+        let everyState = try export(.events, period, cachedStreams: 10_000)
+        let rows = ExportTests.csvRows(everyState).dropFirst()
+        let foreign = rows.filter { $0[3] != "order-" + $0[4] }
+        #expect(foreign.count == 2 && foreign.allSatisfy { $0[9] == "" }, "\(foreign)")
+        #expect(rows.filter { $0[4] == "FS-1" }.last?[9] == "2", "FS-1's own stream: the foreign paid status is not in it")
+        for kept in [1, 2, 3, 4, 16] {
+            #expect(try export(.events, period, cachedStreams: kept) == everyState, "\(kept) kept states")
+        }
+    }
+
     /// Orders registered together through the projection, as the service registers them.
     func register(_ orders: [String]) throws {
         let pool = db.pool(size: 1)

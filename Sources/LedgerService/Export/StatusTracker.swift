@@ -31,7 +31,7 @@ struct StatusTracker {
     /// copies one reference, not every field of the state.
     private final class Folded {
         var state: OrderState
-        /// The stream version folded last; nil when the event's stream is not its order's own.
+        /// The stream version folded last; nil when not known (a state folded from the log).
         var version: Int?
 
         init(state: OrderState, version: Int?) {
@@ -79,22 +79,29 @@ struct StatusTracker {
 
     /// The order's status after `item`, nil for events of no order; `replay` folds a
     /// stream no kept state or version 1 starts. Rethrows why `item` cannot be read back.
+    ///
+    /// An order's history is the events of its own stream that name it, as replays read
+    /// it (and as `ledger verify` and the reducer hold it): an event in another order's
+    /// stream (only someone with the database's keys can write one) is in no order's
+    /// history, so it has no status after it, and it only moves its stream's version on.
     mutating func after(_ item: PeriodEvent, replay: Replay) throws -> OrderStatus? {
         guard case .success(let recorded) = item.recorded else { _ = try item.recorded.get(); return nil }
         guard let no = recorded.event.merchantOrderNo else { return nil }
-        let own = Self.isOwnStream(item.head.stream, of: no)
-        let stream = own ? item.head.stream : no.stream
-        let version = own ? item.head.streamVersion : nil
+        let stream = item.head.stream, version = item.head.streamVersion
+        guard Self.isOwnStream(stream, of: no) else {
+            if let known = folded(stream), known.isFollowed(byVersion: version) { known.version = version }
+            return nil
+        }
         // The common case: the stream's state was kept in the newer generation; folded in place.
-        if let known = recent[stream], !own || known.isFollowed(byVersion: item.head.streamVersion) {
+        if let known = recent[stream], known.isFollowed(byVersion: version) {
             return Self.fold(known, recorded, version)
         }
         let folded: Folded
-        if let known = older[stream], !own || known.isFollowed(byVersion: item.head.streamVersion) {
+        if let known = older[stream], known.isFollowed(byVersion: version) {
             folded = known
-        } else if own && item.head.streamVersion == 1 {
+        } else if version == 1 {
             folded = Folded(state: OrderState.replay(no, []), version: nil)
-        } else if let known = returning(stream), !own || known.isFollowed(byVersion: item.head.streamVersion) {
+        } else if let known = returning(stream), known.isFollowed(byVersion: version) {
             folded = known
         } else {
             let earlier = try replay([stream], item.head.position)[stream] ?? []
