@@ -398,6 +398,36 @@ struct OnlineRebuildTests {
         try ShadowTables().dropLeftovers(on: c)
     }
 
+    @Test("the whole rebuild of a ledger whose orders interleave further apart than its pages, with a window of a few orders, at full pace and paced: the states set aside come back, and the read models equal the live ones",
+          arguments: [1.0, 0.5])
+    func interleavedRebuild(pace: Double) throws {
+        let db = try TestDatabase.create("rebuildinterleaved")
+        defer { LedgerFixture.drop(db) }
+        let count = 2_500   // more orders than a page of the rebuild's (2,000 events)
+        try TestWrites(pool: db.pool(size: 1)).registrations(count)
+        let orders = (0..<count).map { "P-" + String($0 + 100_000).dropFirst() }
+        let pool = db.pool(size: 1)
+        let committer = GroupCommitter(pool: pool, projector: OrderProjection())
+        for status in [2, 3] {   // every order confirming, then every order paid
+            for chunk in stride(from: 0, to: count, by: 500) {
+                _ = try committer.append(try orders[chunk..<(chunk + 500)].enumerated().map { n, no in
+                    try OrderStateCacheTests.webhook(no, status: status, seq: status * count + chunk + n)
+                })
+            }
+        }
+        committer.shutdown()
+        pool.close()
+        let c = try db.connect()
+        defer { c.close() }
+        let live = try c.query("SELECT merchant_order_no, state, paid_recorded_at, document FROM ledger.orders ORDER BY 1").rows
+        #expect(live.count == count)
+        let outcome = try Self.rebuild(db.url) { $0.generation = 4; $0.pace = pace }
+        #expect(outcome.events == Int64(3 * count))
+        let rebuilt = try c.query("SELECT merchant_order_no, state, paid_recorded_at, document FROM ledger.orders ORDER BY 1").rows
+        #expect(rebuilt == live)
+        #expect(try LedgerFixture.verify(databaseURL: db.url) == [])
+    }
+
     @Test("an order first named by an event in another order's stream: the catch-up after the build looks its row up rather than copying a second one")
     func foreignStreamCatchUp() throws {
         let db = try TestDatabase.create("rebuildforeign")
