@@ -43,7 +43,8 @@ struct ScaleFill {
         let failures = Counter()
         let began = MonotonicClock.now()
         // Grouped: one pass, every event of each order. Phased: one pass per event of an order.
-        let passes: [Int?] = layout == .grouped ? [nil] : (0..<eventsPerOrder).map { $0 }
+        let chosen = Self.chosen(count: eventsPerOrder)
+        let passes: [Int?] = layout == .grouped ? [nil] : chosen.indices.map { $0 }
         for pass in passes {
             next.reset()
             let group = DispatchGroup()
@@ -57,9 +58,13 @@ struct ScaleFill {
                         var batch: [NewEvent] = []
                         batch.reserveCapacity(ordersPerCall * eventsPerOrder)
                         for n in first..<min(orders, first + ordersPerCall) {
-                            guard let all = try? Self.orderEvents(run: run, n: n, key: key) else { _ = failures.add(1); continue }
-                            let made = Self.chosen(all, count: eventsPerOrder)
-                            if let pass { batch.append(made[pass]) } else { batch += made }
+                            // Only the events this pass appends are made (each webhook is signed).
+                            let kinds = pass.map { [chosen[$0]] } ?? chosen
+                            guard let made = try? kinds.map({ try Self.orderEvent($0, run: run, n: n, key: key) }) else {
+                                _ = failures.add(1)
+                                continue
+                            }
+                            batch += made
                         }
                         do {
                             let outcomes = try committer.append(batch, timeout: 120)
@@ -87,37 +92,40 @@ struct ScaleFill {
         return report
     }
 
-    /// `count` of an order's five events: all, or the registration and the last `count - 1` webhooks.
-    static func chosen(_ events: [NewEvent], count: Int) -> [NewEvent] {
-        count >= events.count ? events : [events[0]] + events[(4 - (count - 1))..<4]
+    /// Which of an order's five events (`orderEvent`'s kinds) an order of `count` gets: all,
+    /// or the registration and the last `count - 1` webhooks.
+    static func chosen(count: Int) -> [Int] {
+        count >= allEvents ? Array(0..<allEvents) : [0] + Array((4 - (count - 1))..<4)
     }
 
-    /// Order `S-<run>-<n>`'s five events, as the service would store them.
-    static func orderEvents(run: String, n: Int, key: String? = nil) throws -> [NewEvent] {
+    /// Event `kind` of order `S-<run>-<n>`, as the service would store it: 0 its
+    /// registration, 1-3 its web3 webhooks for statuses 1, 2 and 3, 4 its client event.
+    static func orderEvent(_ kind: Int, run: String, n: Int, key: String? = nil) throws -> NewEvent {
         let order = "S-\(run)-\(n)"
-        let no = try MerchantOrderNo(order)
         let now = Timestamp.now()
         let tag = run + EventSample.hex(UInt64(n), width: 16)
         let providerOrderNo = "P" + tag.prefix(24)
-        let registration = Array(MixRequestFiles.registrationBody(order: order, providerOrderNo: providerOrderNo).utf8)
-        var out = [try mapped(.registered(OrderRequests.registration(body: registration, receivedAt: now)),
-                              raw: registration, verifiedBy: "token:bench-ingest")]
-        let verification = WebhookVerification(keyIndex: 0, keyId: "k1:3f2a9c0e", signedAt: now)
-        for status in 1...3 {
+        switch kind {
+        case 0:
+            let registration = Array(MixRequestFiles.registrationBody(order: order, providerOrderNo: providerOrderNo).utf8)
+            return try mapped(.registered(OrderRequests.registration(body: registration, receivedAt: now)),
+                              raw: registration, verifiedBy: "token:bench-ingest")
+        case 1...3:
+            let verification = WebhookVerification(keyIndex: 0, keyId: "k1:3f2a9c0e", signedAt: now)
             let body = Array(EventSample.web3Body(order: order, orderNo: providerOrderNo,
-                                                  txHash: "0x" + EventSample.txHex(tag + String(status)), status: status).utf8)
+                                                  txHash: "0x" + EventSample.txHex(tag + String(kind)), status: kind).utf8)
             let timestamp = String(now.seconds)
             let signedWith = key.map { key -> JSONValue in .object([
                 ("X-Pay-Timestamp", .string(timestamp)),
                 ("X-Pay-Signature", .string(Web3Webhook.signature(key: key, timestamp: timestamp, body: body))),
             ]) }
-            out.append(try mapped(.observed(Web3Webhook.observation(body: body, verification: verification)),
-                                  raw: body, verifiedBy: "signature", signedWith: signedWith))
+            return try mapped(.observed(Web3Webhook.observation(body: body, verification: verification)),
+                              raw: body, verifiedBy: "signature", signedWith: signedWith)
+        default:
+            let client = Array(MixRequestFiles.clientEventBody(id: MixRequestFiles.uuid(run: run, n: n)).utf8)
+            return try mapped(.clientSignal(ClientEventRequest.parse(merchantOrderNo: MerchantOrderNo(order), body: client, receivedAt: now)),
+                              raw: client, verifiedBy: "token:bench-ingest")
         }
-        let client = Array(MixRequestFiles.clientEventBody(id: MixRequestFiles.uuid(run: run, n: n)).utf8)
-        out.append(try mapped(.clientSignal(ClientEventRequest.parse(merchantOrderNo: no, body: client, receivedAt: now)),
-                              raw: client, verifiedBy: "token:bench-ingest"))
-        return out
     }
 
     /// As the service's EventMapping.newEvent: the core's payload in jsonb's form, its

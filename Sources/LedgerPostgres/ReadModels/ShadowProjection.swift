@@ -202,10 +202,10 @@ package final class ShadowProjection {
     /// their provider, or all of them when orders came back (those the spill refuses are written).
     private func drop(_ dropped: [String: Open], on c: PostgresConnection) throws {
         defer { returns = 0 }
-        let all = returns * 100 >= generation
+        let setsAside = StateSpill.setsAside(returns: returns, generation: generation)
         var written: [Open] = []
         for (name, open) in dropped {
-            if all || StateSpill.awaitsMore(open.model.0) {
+            if setsAside(open.model.0) {
                 duty?.step()
                 let marks = (open.model.1?.microseconds ?? Self.noTime, Int64(open.stored ? 1 : 0))
                 if spill.put(name, open.model.0, marks: marks) { continue }

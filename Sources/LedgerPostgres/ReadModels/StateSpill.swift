@@ -39,11 +39,15 @@ package final class StateSpill {
 
     deinit { if fd >= 0 { Glibc.close(fd) } }
 
-    /// Whether an order's state is worth setting aside even before any order came back: it
-    /// still waits for its provider (awaiting payment, or confirming), so more events are
-    /// to come. An order the ledger met paid, expired or in review is usually done.
-    package static func awaitsMore(_ state: OrderState) -> Bool {
-        state.status == .awaitingPayment || state.status == .confirming
+    /// Which of the states a fold drops with a generation of `generation` it sets aside,
+    /// `returns` of the orders it met out of memory since its last drop having come back:
+    /// every one once at least 1 in 100 came back (a ledger whose orders' events lie far
+    /// apart), else those of orders still waiting for their provider (awaiting payment, or
+    /// confirming), whose events are to come; an order met paid, expired or in review is
+    /// usually done.
+    package static func setsAside(returns: Int, generation: Int) -> (OrderState) -> Bool {
+        let all = returns * 100 >= generation
+        return { all || $0.status == .awaitingPayment || $0.status == .confirming }
     }
 
     /// Whether no state is held.

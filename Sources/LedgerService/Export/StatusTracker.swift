@@ -137,8 +137,8 @@ struct StatusTracker {
     private mutating func keep(_ stream: String, _ folded: Folded) {
         let generation = (capacity + 1) / 2
         if recent[stream] == nil && recent.count >= generation {
-            let all = returns * 100 >= generation
-            for (stream, dropped) in older where all || StateSpill.awaitsMore(dropped.state) {
+            let setsAside = StateSpill.setsAside(returns: returns, generation: generation)
+            for (stream, dropped) in older where setsAside(dropped.state) {
                 spill.put(stream, dropped.state, marks: (Int64(dropped.version ?? -1), 0))
             }
             returns = 0
