@@ -132,4 +132,43 @@ struct NewOrderRowTests {
         #expect(copied.split(separator: "\n").count == 2)
         #expect(copied == upserted)
     }
+
+    @Test("paced, new rows go as a COPY of their own a piece of about 32 KB, and are the rows one COPY stores")
+    func pacedPieces() throws {
+        let db = try TestDatabase.create("neworderrowpaced")
+        defer { LedgerFixture.drop(db) }
+        let c = try db.connect()
+        defer { c.close() }
+        let rows = try (0..<100).map { n in
+            var model: (OrderState, Timestamp?) = (OrderState(merchantOrderNo: try MerchantOrderNo("NP-\(n)")), nil)
+            OrderProjection.fold(&model, try Self.recorded("NP-\(n)", status: 3, position: Int64(n + 1)))
+            return OrderRow(model)
+        }
+        let everyColumn = "SELECT string_agg(to_jsonb(o)::text, E'\\n' ORDER BY merchant_order_no) AS rows FROM ledger.orders o"
+        try OrderReadModel().insertNew(rows, on: c)
+        let once = try c.query(everyColumn).string(0, "rows")
+        try c.query("DELETE FROM ledger.orders")
+
+        // A burst of a microsecond: the thread pauses at each step, and it steps once a COPY.
+        let duty = DutyCycle(share: 0.99, burst: .microseconds(1))
+        try OrderReadModel().insertNew(rows, duty: duty, on: c)
+        #expect(try c.query(everyColumn).string(0, "rows") == once)
+        var pieces = 0, size = 0
+        for row in rows {
+            size += OrderReadModel.copySizeEstimate(row)
+            if size >= OrderReadModel.pacedPieceBytes { pieces += 1; size = 0 }
+        }
+        if size > 0 { pieces += 1 }
+        #expect(pieces >= 4, "the rows fill several pieces")
+        #expect(duty.pauses == pieces, "one pause a piece")
+
+        // Each piece is stored before the next is made: outside a transaction, a row that
+        // cannot be stored, in the last piece, leaves the pieces before it stored.
+        try c.query("DELETE FROM ledger.orders")
+        #expect(throws: (any Error).self) {
+            try OrderReadModel().insertNew(rows + [rows[0]], duty: DutyCycle(share: 0.99), on: c)
+        }
+        let stored = try c.query("SELECT count(*) AS n FROM ledger.orders").int64(0, "n")
+        #expect(stored > 0 && stored < 100, "\(stored) rows stored before the piece that failed")
+    }
 }
