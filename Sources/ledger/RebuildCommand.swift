@@ -15,8 +15,8 @@ struct RebuildCommand {
                   the swap. Verifies the hash chain as it reads; on a break it names the position, exits 1 and
                   leaves the read models as they were.
                   --pace F  the share of the build's time spent working, 0 < F <= 1 (default 0.15): it
-                            pauses after every quarter millisecond of work, leaving the cores to the service;
-                            1 on an idle ledger.
+                            pauses after every quarter millisecond of work, its own and PostgreSQL's for it,
+                            leaving the cores to the service; 1 on an idle ledger.
                 """)
             return 0
         }

@@ -32,33 +32,44 @@ package struct EventLogStream {
     /// until the ones before it have passed; should one lie further away, the rest is read by
     /// the primary key from the first position not yet handed out (a new statement, so a
     /// later snapshot: a longer prefix of the log). Run it outside a transaction.
-    package func runWhole(on connection: PostgresConnection, each: (EventCopyRow) throws -> Void) throws {
+    ///
+    /// `fetching`: read through a cursor, that many rows a FETCH, instead of one COPY, so
+    /// that PostgreSQL works only when `each` has used up the rows before (a paced reader's
+    /// pauses then pace PostgreSQL's reading too; a COPY runs ahead by megabytes at a time).
+    package func runWhole(on connection: PostgresConnection, fetching batch: Int? = nil,
+                          each: (EventCopyRow) throws -> Void) throws {
         // One backend, from the table's first block (not joining another scan midway).
         try connection.query("""
             SELECT set_config('synchronize_seqscans', 'off', false),
                    set_config('max_parallel_workers_per_gather', '0', false)
             """)
         var next: Int64 = 1
-        var held: [Int64: BinaryCopyRow.Owned] = [:]   // copied out of the COPY's buffer
-        var reader = BinaryCopyReader()
-        do {
-            try connection.copyOut(Self.wholeSQL) { piece in
-                try reader.read(piece) { row in
-                    let event = try EventCopyRow(row)
-                    guard event.position > next else {
-                        try each(event)   // in place (or below it, which the walk names)
-                        next = max(next, event.position + 1)
-                        while let following = held.removeValue(forKey: next) {
-                            try following.withRow { try each(EventCopyRow($0)) }
-                            next += 1
-                        }
-                        return
-                    }
-                    held[event.position] = row.owned()
-                    if held.count > reorderLimit { throw OutOfPlace() }
+        var held: [Int64: BinaryCopyRow.Owned] = [:]   // copied out of the row's buffer
+        func inOrder(_ row: BinaryCopyRow) throws {
+            let event = try EventCopyRow(row)
+            guard event.position > next else {
+                try each(event)   // in place (or below it, which the walk names)
+                next = max(next, event.position + 1)
+                while let following = held.removeValue(forKey: next) {
+                    try following.withRow { try each(EventCopyRow($0)) }
+                    next += 1
                 }
+                return
             }
-            try reader.finish()
+            held[event.position] = row.owned()
+            if held.count > reorderLimit { throw OutOfPlace() }
+        }
+        do {
+            if let batch {
+                try connection.transaction { c in
+                    try c.query("DECLARE ledger_log NO SCROLL CURSOR FOR SELECT \(Self.columns) FROM ledger.events")
+                    while try c.fetchBinary("FETCH FORWARD \(batch) FROM ledger_log", row: inOrder) == batch {}
+                }
+            } else {
+                var reader = BinaryCopyReader()
+                try connection.copyOut(Self.wholeSQL) { piece in try reader.read(piece, row: inOrder) }
+                try reader.finish()
+            }
         } catch is OutOfPlace {
             try run(after: next - 1, on: connection, each: each)
             return

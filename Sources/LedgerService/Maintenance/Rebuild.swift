@@ -30,8 +30,9 @@ package struct Rebuild: Sendable {
     package var generation = 8192
     /// The share of the build's time spent working (0 < pace <= 1): below 1, the thread that
     /// reads and the one that folds and writes each pause after every quarter millisecond of
-    /// work, for as long as it worked times (1 / pace - 1) (`DutyCycle`), and the writes go
-    /// to PostgreSQL in small pieces, leaving the cores to the service in short gaps.
+    /// work, for as long as it worked times (1 / pace - 1) (`DutyCycle`); the log is read
+    /// through a cursor and the new rows stored a small piece at a time, so that PostgreSQL's
+    /// work for it falls within those bursts too, leaving the cores to the service in short gaps.
     package var pace = 1.0
 
     package init() {}

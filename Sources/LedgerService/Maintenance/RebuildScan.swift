@@ -16,6 +16,10 @@ final class RebuildScan: @unchecked Sendable {
     private let batchSize: Int
     /// The share of its time the reading thread works (`Rebuild.pace`).
     private let pace: Double
+    /// Rows a FETCH when paced: about 256 KB of the log, a fraction of a millisecond of
+    /// PostgreSQL's work.
+    static let pacedFetch = 256
+
     /// The walk's end: the head and its hash, once the hand-off ended without an error.
     private(set) var chain = ChainContinuation.genesis
 
@@ -38,7 +42,9 @@ final class RebuildScan: @unchecked Sendable {
         let duty = DutyCycle(share: pace)
         var scratch: [UInt8] = []
         do {
-            try EventLogStream().runWhole(on: reader) { event in
+            // Paced, through a cursor a few hundred rows a FETCH: PostgreSQL reads only as
+            // this thread asks, so its reading is paced with the thread's own work.
+            try EventLogStream().runWhole(on: reader, fetching: pace < 1 ? Self.pacedFetch : nil) { event in
                 duty.step()
                 if case .broken(let position, let reason) = walk.check(event, scratch: &scratch) {
                     throw MaintenanceError.chainBroken(position: position, reason + "; nothing was rebuilt")
