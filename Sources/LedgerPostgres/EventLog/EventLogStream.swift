@@ -11,9 +11,18 @@ package struct EventLogStream {
     package init() {}
 
     /// Hands each event after `position`, read in place, to `each`, in order. `each` runs
-    /// while the COPY streams: it must not use `connection`, nor keep the row. If it
-    /// throws, the COPY stops and its error is rethrown.
-    package func run(after position: Int64, on connection: PostgresConnection, each: (EventCopyRow) throws -> Void) throws {
+    /// while the rows stream: it must not use `connection`, nor keep the row. If it
+    /// throws, the read stops and its error is rethrown. One statement, so one snapshot.
+    /// `fetching`: through a cursor, that many rows a FETCH (as `runWhole`), else one COPY.
+    package func run(after position: Int64, on connection: PostgresConnection, fetching batch: Int? = nil,
+                     each: (EventCopyRow) throws -> Void) throws {
+        if let batch {
+            try connection.transaction { c in
+                try c.query("DECLARE ledger_log NO SCROLL CURSOR FOR \(Self.afterSQL)", [.int(position)])
+                while try c.fetchBinary("FETCH FORWARD \(batch) FROM ledger_log", row: { try each(EventCopyRow($0)) }) == batch {}
+            }
+            return
+        }
         // COPY takes no parameters: the position goes through a setting.
         try connection.query("SELECT set_config('ledger.stream_after', $1, false)", [.text(String(position))])
         var reader = BinaryCopyReader()
@@ -33,9 +42,10 @@ package struct EventLogStream {
     /// the primary key from the first position not yet handed out (a new statement, so a
     /// later snapshot: a longer prefix of the log). Run it outside a transaction.
     ///
-    /// `fetching`: read through a cursor, that many rows a FETCH, instead of one COPY, so
-    /// that PostgreSQL works only when `each` has used up the rows before (a paced reader's
-    /// pauses then pace PostgreSQL's reading too; a COPY runs ahead by megabytes at a time).
+    /// `fetching`: read through a cursor, that many rows a FETCH, instead of one COPY (the
+    /// read by the primary key too), so that PostgreSQL works only when `each` has used up
+    /// the rows before (a paced reader's pauses then pace PostgreSQL's reading too; a COPY
+    /// runs ahead by megabytes at a time).
     package func runWhole(on connection: PostgresConnection, fetching batch: Int? = nil,
                           each: (EventCopyRow) throws -> Void) throws {
         // One backend, from the table's first block (not joining another scan midway).
@@ -71,7 +81,7 @@ package struct EventLogStream {
                 try reader.finish()
             }
         } catch is OutOfPlace {
-            try run(after: next - 1, on: connection, each: each)
+            try run(after: next - 1, on: connection, fetching: batch, each: each)
             return
         }
         // A position missing from the log: what is held goes on in order, and the walk names the gap.
@@ -85,6 +95,9 @@ package struct EventLogStream {
         position, event_id::text, stream, stream_version, type, source, payload::text,
         raw, metadata::text, idempotency_key, recorded_at, observed_at, hash
         """
+
+    /// The events after the position `$1`, by the primary key.
+    static let afterSQL = "SELECT \(columns) FROM ledger.events WHERE position > $1 ORDER BY position"
 
     static let sql = """
         COPY (SELECT \(columns)
