@@ -69,7 +69,7 @@ package final class StateSpill {
             slot?.holds = false
             slots[key] = slot
         }
-        let bytes = state.storageBytes()
+        let bytes = state.spillBytes()
         buffer.removeAll(keepingCapacity: true)
         for field in [Int64(name.utf8.count), marks.0, marks.1, Int64(bytes.count)] {
             withUnsafeBytes(of: field) { buffer.append(contentsOf: $0) }
@@ -148,7 +148,7 @@ package final class StateSpill {
         let stored: ArraySlice<UInt8>
 
         func state() -> OrderState? {
-            try? stored.withUnsafeBufferPointer { try OrderState(storage: JSONValue.parse(stored: $0)) }
+            try? stored.withUnsafeBytes { try OrderState(spillBytes: $0) }
         }
     }
 
