@@ -27,9 +27,14 @@ struct StateSpillTests {
 
     static func marks(_ version: Int?) -> StateSpill.Marks { (Int64(version ?? -1), 7) }
 
-    @Test("each order's latest state and marks come back once, a grown state in a new slot, nothing for an order never set aside")
-    func roundTrip() throws {
-        let spill = StateSpill()
+    /// Each state written as it is set aside; new slots gathered 4 KB at a time (written
+    /// midway, some read back from the file and some from memory); all in memory.
+    static let gatherings = [0, 4096, 1 << 20]
+
+    @Test("each order's latest state and marks come back once, a grown state in a new slot, nothing for an order never set aside",
+          arguments: gatherings)
+    func roundTrip(gathering: Int) throws {
+        let spill = StateSpill(gathering: gathering)
         var expected: [String: (OrderState, Int?)] = [:]
         for n in 0..<200 {
             let no = "SP-\(n)"
@@ -61,9 +66,10 @@ struct StateSpillTests {
         #expect(try spill.load(try MerchantOrderNo("SP-1").stream)?.state == again)
     }
 
-    @Test("drain gives every state still held, once, with its marks, and leaves the file empty; forget takes a state out")
-    func drain() throws {
-        let spill = StateSpill()
+    @Test("drain gives every state still held, once, with its marks, and leaves the file empty; forget takes a state out",
+          arguments: gatherings)
+    func drain(gathering: Int) throws {
+        let spill = StateSpill(gathering: gathering)
         for n in 0..<300 {
             spill.put("D-\(n)", try Self.state("D-\(n)", filler: n % 50, status: .paid), marks: (Int64(n), Int64(n % 2)))
         }

@@ -31,11 +31,20 @@ package final class StateSpill {
     private var slots = StateSpillIndex()
     private var holding = 0
     private var buffer: [UInt8] = []
+    /// The slots made since the last write of new ones, gathered in memory from the
+    /// `gathered`-th unit of the file on, and written together once `gathering` bytes
+    /// are: a fold that sets aside every order makes one write of 256 KB, not a write a
+    /// state. The slots before `gathered` are read and rewritten in the file.
+    private var fresh: [UInt8] = []
+    private var gathered = 0
+    private let gathering: Int
     /// States written, and read back.
     package private(set) var written = 0
     package private(set) var read = 0
 
-    package init() {}
+    /// `gathering`: how many bytes of new slots are gathered before they are written
+    /// together (0: each state is written as it is set aside).
+    package init(gathering: Int = 256 << 10) { self.gathering = gathering }
 
     deinit { if fd >= 0 { Glibc.close(fd) } }
 
@@ -83,8 +92,7 @@ package final class StateSpill {
             end += 1 << sizeClass
         }
         var target = slot!
-        let wrote = buffer.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, off_t(target.offset)) }
-        guard wrote == buffer.count else {
+        guard write(buffer, at: target) else {
             // Out of space, say: nothing more is set aside, and what is held stays readable.
             failed = true
             return false
@@ -139,6 +147,8 @@ package final class StateSpill {
         slots.removeAll()
         holding = 0
         end = 0
+        gathered = 0
+        fresh = []
         if fd >= 0 { _ = ftruncate(fd, 0) }
     }
 
@@ -156,7 +166,15 @@ package final class StateSpill {
     /// time, on one thread); nil when it cannot be read (what is held is then lost).
     private func readSlot(_ slot: StateSpillIndex.Slot) -> Entry? {
         if buffer.count < slot.capacity { buffer.append(contentsOf: repeatElement(0, count: slot.capacity - buffer.count)) }
-        let got = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, slot.capacity, off_t(slot.offset)) }
+        let got: Int
+        if slot.offsetUnits >= gathered {
+            // Not written yet: copied from memory.
+            let at = (slot.offsetUnits - gathered) * StateSpillIndex.Slot.unit
+            got = max(0, min(slot.capacity, fresh.count - at))
+            if got > 0 { buffer.withUnsafeMutableBytes { b in fresh.withUnsafeBytes { b.baseAddress!.copyMemory(from: $0.baseAddress! + at, byteCount: got) } } }
+        } else {
+            got = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, slot.capacity, off_t(slot.offset)) }
+        }
         guard got >= Self.header else { giveUp(); return nil }
         let (nameCount, first, second, stateCount) = buffer.withUnsafeBytes {
             (Int($0.loadUnaligned(as: Int64.self)), $0.loadUnaligned(fromByteOffset: 8, as: Int64.self),
@@ -166,6 +184,26 @@ package final class StateSpill {
         guard nameCount >= 0, stateCount >= 0, h + nameCount + stateCount <= got else { return nil }
         return Entry(name: buffer[h..<(h + nameCount)], marks: (first, second),
                      stored: buffer[(h + nameCount)..<(h + nameCount + stateCount)])
+    }
+
+    /// Writes `bytes` to `slot`: into the new slots gathered in memory, written out once they
+    /// are `gathering` bytes, or to the file for a slot made before. False when a write failed
+    /// (the slots gathered then stay in memory, readable).
+    private func write(_ bytes: [UInt8], at slot: StateSpillIndex.Slot) -> Bool {
+        guard slot.offsetUnits >= gathered else {
+            return bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, off_t(slot.offset)) } == bytes.count
+        }
+        let at = (slot.offsetUnits - gathered) * StateSpillIndex.Slot.unit
+        // Its room made once, not grown by doubling: the memory a fold may use is counted.
+        if fresh.capacity == 0 { fresh.reserveCapacity(gathering + 2 * StateSpillIndex.Slot.unit) }
+        if fresh.count < at + bytes.count { fresh.append(contentsOf: repeatElement(0, count: at + bytes.count - fresh.count)) }
+        fresh.withUnsafeMutableBytes { f in bytes.withUnsafeBytes { (f.baseAddress! + at).copyMemory(from: $0.baseAddress!, byteCount: $0.count) } }
+        guard fresh.count >= gathering else { return true }
+        let start = off_t(gathered) * off_t(StateSpillIndex.Slot.unit)
+        guard fresh.withUnsafeBytes({ pwrite(fd, $0.baseAddress, $0.count, start) }) == fresh.count else { return false }
+        gathered = end
+        fresh.removeAll(keepingCapacity: true)
+        return true
     }
 
     private func release(_ key: UInt32, _ slot: StateSpillIndex.Slot) {
@@ -190,6 +228,7 @@ package final class StateSpill {
         failed = true
         slots.removeAll()
         holding = 0
+        fresh = []
     }
 
     /// The index's key for `name`: 32 bits of its hash in this process.
