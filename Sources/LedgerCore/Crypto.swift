@@ -148,24 +148,29 @@ public enum Hex {
     private static func decode(_ utf8: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
         var valid = true
         let out = [UInt8](unsafeUninitializedCapacity: utf8.count / 2) { out, count in
-            for i in 0..<utf8.count / 2 {
-                guard let hi = nibble(utf8[2 * i]), let lo = nibble(utf8[2 * i + 1]) else {
-                    valid = false
-                    break
+            nibbles.withUnsafeBufferPointer { table in
+                for i in 0..<utf8.count / 2 {
+                    let hi = table[Int(utf8[2 * i])], lo = table[Int(utf8[2 * i + 1])]
+                    guard hi | lo < 16 else {
+                        valid = false
+                        break
+                    }
+                    out[i] = hi << 4 | lo
+                    count = i + 1
                 }
-                out[i] = hi << 4 | lo
-                count = i + 1
             }
         }
         return valid ? out : nil
     }
 
-    private static func nibble(_ c: UInt8) -> UInt8? {
-        switch c {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return c - UInt8(ascii: "A") + 10
-        default: return nil
+    /// Each byte's value as a hex digit (either case), 0xFF for any other byte: one load a
+    /// digit, for the signatures checked on every webhook and again by `ledger verify`.
+    private static let nibbles: [UInt8] = (0...255).map { c in
+        switch UInt8(c) {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return UInt8(c) - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return UInt8(c) - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return UInt8(c) - UInt8(ascii: "A") + 10
+        default: return 0xFF
         }
     }
 }

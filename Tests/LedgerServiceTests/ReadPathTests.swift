@@ -169,5 +169,16 @@ final class ReadPathTests {
         #expect(OrderDocuments.mayHoldEmail(Array(#"{"a":"x%40y.z"}"#.utf8)))
         #expect(OrderDocuments.mayHoldEmail(Array(#"{"x@y.z":1}"#.utf8)))
         #expect(!OrderDocuments.mayHoldEmail([]))
+        #expect(OrderDocuments.mayHoldEmail(Array("%4%40".utf8)))
+        #expect(OrderDocuments.mayHoldEmail(Array("%%40".utf8)))
+        #expect(!OrderDocuments.mayHoldEmail(Array("40%4".utf8)))
+        // Against the plain definition, on seeded text of the marks' bytes.
+        var rng = HostileJSON.Seeded(seed: 0x40)
+        let alphabet = Array("%40@a".utf8)
+        for _ in 0..<3_000 {
+            let text = (0..<Int(rng.next() % 12)).map { _ in alphabet[Int(rng.next() % 5)] }
+            let plain = text.contains(UInt8(ascii: "@")) || String(decoding: text, as: UTF8.self).contains("%40")
+            #expect(OrderDocuments.mayHoldEmail(text) == plain, "\(String(decoding: text, as: UTF8.self))")
+        }
     }
 }
