@@ -4,7 +4,7 @@ import LedgerCore
 
 /// Order states set aside once the memory kept for them is full, in an unlinked temporary
 /// file (gone when the process ends, however it ends), one slot per name, reused while the
-/// state fits. With each state go two numbers its owner chooses (`Marks`). A state read
+/// state fits; each state in its compact binary form (`OrderState.spillBytes`). With each state go two numbers its owner chooses (`Marks`). A state read
 /// back, or kept in memory again (`forget`), leaves the file (its slot stays for the next
 /// one): the reader's copy is the current one from then on, and one dropped later without
 /// being set aside again must not come back older than it was.
@@ -13,7 +13,8 @@ import LedgerCore
 /// the events export's `status_after` (`StatusTracker`) reads a state back instead of
 /// folding the order's earlier events again from the log, and `ledger rebuild`'s window
 /// (`ShadowProjection`) instead of writing the row and loading it again. Memory: an index
-/// entry per name set aside, not its state. Should a write fail (no space, say), nothing
+/// entry per name set aside, not its state, and the new slots not written yet (`gathering`,
+/// 256 KB). Should a write fail (no space, say), nothing
 /// more is set aside (`put` answers false) and what is held stays; should a read fail, the
 /// file is given up and what it held is gone (`load` and `drain` then throw).
 package final class StateSpill {
