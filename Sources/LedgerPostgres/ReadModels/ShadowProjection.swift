@@ -23,10 +23,17 @@ import LedgerCore
 /// Enrollments (few, and small) stay in memory for the whole rebuild: `flush` writes
 /// those changed since the last flush.
 package final class ShadowProjection {
-    private struct Open {
+    /// A class: looking an order up, keeping it, moving it between generations and handing
+    /// it to be written copies one reference, not every field of its state.
+    private final class Open {
         var model: (OrderState, Timestamp?)
         /// Whether the shadow has a row for it (written earlier, or loaded from it).
-        var stored: Bool
+        let stored: Bool
+
+        init(model: (OrderState, Timestamp?), stored: Bool) {
+            self.model = model
+            self.stored = stored
+        }
     }
 
     private let orders: OrderReadModel
@@ -172,11 +179,11 @@ package final class ShadowProjection {
             duty?.step()
             let recorded = item.recorded
             if let no = recorded.event.merchantOrderNo {
-                if recent[no.value] != nil {
-                    OrderProjection.fold(&recent[no.value]!.model, recorded)   // in place
+                if let open = recent[no.value] {
+                    OrderProjection.fold(&open.model, recorded)   // in place
                     continue
                 }
-                var open = older.removeValue(forKey: no.value) ?? back[no.value]
+                let open = older.removeValue(forKey: no.value) ?? back[no.value]
                     ?? loaded[no.value].map { Open(model: $0, stored: true) }
                     ?? Open(model: (OrderState(merchantOrderNo: no), nil), stored: false)
                 OrderProjection.fold(&open.model, recorded)
