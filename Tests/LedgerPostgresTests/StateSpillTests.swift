@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import LedgerCore
 import LedgerPostgres
 import Testing
@@ -85,6 +86,37 @@ struct StateSpillTests {
         #expect(spill.isEmpty)
         try spill.drain { name, _, _ in Issue.record("\(name) drained again") }
         #expect(try spill.load("D-2") == nil)
+    }
+
+    @Test("a write that fails (a full disk): nothing more is set aside, and every state held, written or still gathered, reads back",
+          arguments: gatherings)
+    func failedWrite(gathering: Int) throws {
+        let spill = StateSpill(gathering: gathering)
+        var writes = 0
+        spill.writeAt = { fd, bytes, offset in
+            writes += 1
+            return writes <= 3 ? pwrite(fd, bytes.baseAddress, bytes.count, offset) : -1
+        }
+        var held: [String: OrderState] = [:]
+        var refused = 0
+        for n in 0..<60 {
+            let state = try Self.state("FW-\(n)", filler: n * 9, status: .confirming)
+            if spill.put("FW-\(n)", state, marks: (Int64(n), 0)) { held["FW-\(n)"] = state } else { refused += 1 }
+        }
+        if gathering >= 1 << 20 {
+            // All gathered in memory: nothing was written, nothing failed.
+            #expect(writes == 0 && refused == 0)
+        } else {
+            #expect(writes == 4, "writes stop at the first that fails")
+            #expect(refused > 0 && held.count >= 3, "held \(held.count), refused \(refused)")
+            // Refused from the failure on: every state after the first refused one is refused too.
+            let firstRefused = (0..<60).first { held["FW-\($0)"] == nil }!
+            #expect((firstRefused..<60).allSatisfy { held["FW-\($0)"] == nil })
+        }
+        for (name, state) in held.sorted(by: { $0.key < $1.key }) {
+            #expect(try spill.load(name)?.state == state, "\(name)")
+        }
+        for n in 0..<60 where held["FW-\(n)"] == nil { #expect(try spill.load("FW-\(n)") == nil) }
     }
 
     @Test("a name whose hash another's shares is refused, not written over the other's state, and forgetting it leaves the other's")

@@ -39,6 +39,11 @@ package final class StateSpill {
     private var fresh: [UInt8] = []
     private var gathered = 0
     private let gathering: Int
+    /// Writes bytes at an offset of the file, as `pwrite` does (the count written, or -1):
+    /// the tests' way to make a write fail, as a full disk would.
+    package var writeAt: (_ fd: Int32, _ bytes: UnsafeRawBufferPointer, _ offset: off_t) -> Int = { fd, bytes, offset in
+        pwrite(fd, bytes.baseAddress, bytes.count, offset)
+    }
     /// States written, and read back.
     package private(set) var written = 0
     package private(set) var read = 0
@@ -192,7 +197,7 @@ package final class StateSpill {
     /// (the slots gathered then stay in memory, readable).
     private func write(_ bytes: [UInt8], at slot: StateSpillIndex.Slot) -> Bool {
         guard slot.offsetUnits >= gathered else {
-            return bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, off_t(slot.offset)) } == bytes.count
+            return bytes.withUnsafeBytes { writeAt(fd, $0, off_t(slot.offset)) } == bytes.count
         }
         let at = (slot.offsetUnits - gathered) * StateSpillIndex.Slot.unit
         // Its room made once, not grown by doubling: the memory a fold may use is counted.
@@ -201,7 +206,7 @@ package final class StateSpill {
         fresh.withUnsafeMutableBytes { f in bytes.withUnsafeBytes { (f.baseAddress! + at).copyMemory(from: $0.baseAddress!, byteCount: $0.count) } }
         guard fresh.count >= gathering else { return true }
         let start = off_t(gathered) * off_t(StateSpillIndex.Slot.unit)
-        guard fresh.withUnsafeBytes({ pwrite(fd, $0.baseAddress, $0.count, start) }) == fresh.count else { return false }
+        guard fresh.withUnsafeBytes({ writeAt(fd, $0, start) }) == fresh.count else { return false }
         gathered = end
         fresh.removeAll(keepingCapacity: true)
         return true
