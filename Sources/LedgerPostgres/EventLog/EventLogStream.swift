@@ -1,9 +1,10 @@
 import LedgerCore
 
-/// The log after a position, in ledger order, read with one binary COPY: what a walk of
-/// the hash chain from that position needs (`ChainContinuation`), streamed, its memory
-/// flat. One statement, so one snapshot: a prefix of the log as it was committed when
-/// the COPY began (appends take positions in order under the append lock).
+/// The log after a position, in ledger order, read with one binary COPY (or through a
+/// cursor, a few rows a FETCH): what a walk of the hash chain from that position needs
+/// (`ChainContinuation`), streamed, its memory flat. One statement, so one snapshot: a
+/// prefix of the log as it was committed when the read began (appends take positions in
+/// order under the append lock).
 package struct EventLogStream {
     /// Events `runWhole` holds back, waiting for the positions before them.
     package var reorderLimit = 4096
@@ -17,11 +18,7 @@ package struct EventLogStream {
     package func run(after position: Int64, on connection: PostgresConnection, fetching batch: Int? = nil,
                      each: (EventCopyRow) throws -> Void) throws {
         if let batch {
-            try connection.transaction { c in
-                try c.query("DECLARE ledger_log NO SCROLL CURSOR FOR \(Self.afterSQL)", [.int(position)])
-                while try c.fetchBinary("FETCH FORWARD \(batch) FROM ledger_log", row: { try each(EventCopyRow($0)) }) == batch {}
-            }
-            return
+            return try Self.fetch(Self.afterSQL, [.int(position)], batch: batch, on: connection) { try each(EventCopyRow($0)) }
         }
         // COPY takes no parameters: the position goes through a setting.
         try connection.query("SELECT set_config('ledger.stream_after', $1, false)", [.text(String(position))])
@@ -71,10 +68,7 @@ package struct EventLogStream {
         }
         do {
             if let batch {
-                try connection.transaction { c in
-                    try c.query("DECLARE ledger_log NO SCROLL CURSOR FOR SELECT \(Self.columns) FROM ledger.events")
-                    while try c.fetchBinary("FETCH FORWARD \(batch) FROM ledger_log", row: inOrder) == batch {}
-                }
+                try Self.fetch("SELECT \(Self.columns) FROM ledger.events", batch: batch, on: connection, row: inOrder)
             } else {
                 var reader = BinaryCopyReader()
                 try connection.copyOut(Self.wholeSQL) { piece in try reader.read(piece, row: inOrder) }
@@ -89,6 +83,16 @@ package struct EventLogStream {
     }
 
     private struct OutOfPlace: Error {}
+
+    /// Hands each row of `select` to `row`, read through a cursor `batch` rows a FETCH, in
+    /// binary, in one transaction (so one snapshot).
+    private static func fetch(_ select: String, _ parameters: [SQLValue] = [], batch: Int, on connection: PostgresConnection,
+                              row: (BinaryCopyRow) throws -> Void) throws {
+        try connection.transaction { c in
+            try c.query("DECLARE ledger_log NO SCROLL CURSOR FOR \(select)", parameters)
+            while try c.fetchBinary("FETCH FORWARD \(batch) FROM ledger_log", row: row) == batch {}
+        }
+    }
 
     /// The columns ChainHash hashes, in `EventCopyRow`'s order.
     static let columns = """

@@ -4,19 +4,20 @@ import LedgerCore
 
 /// Order states set aside once the memory kept for them is full, in an unlinked temporary
 /// file (gone when the process ends, however it ends), one slot per name, reused while the
-/// state fits; each state in its compact binary form (`OrderState.spillBytes`). With each state go two numbers its owner chooses (`Marks`). A state read
-/// back, or kept in memory again (`forget`), leaves the file (its slot stays for the next
-/// one): the reader's copy is the current one from then on, and one dropped later without
-/// being set aside again must not come back older than it was.
+/// state fits; each state in its compact binary form (`OrderState.spillBytes`). With each
+/// state go two numbers its owner chooses (`Marks`). A state read back, or kept in memory
+/// again (`forget`), leaves the file (its slot stays for the next one): the reader's copy
+/// is the current one from then on, and one dropped later without being set aside again
+/// must not come back older than it was.
 ///
 /// The folds that read the log in ledger order use it when an order's events lie far apart:
 /// the events export's `status_after` (`StatusTracker`) reads a state back instead of
 /// folding the order's earlier events again from the log, and `ledger rebuild`'s window
 /// (`ShadowProjection`) instead of writing the row and loading it again. Memory: an index
 /// entry per name set aside, not its state, and the new slots not written yet (`gathering`,
-/// 256 KB). Should a write fail (no space, say), nothing
-/// more is set aside (`put` answers false) and what is held stays; should a read fail, the
-/// file is given up and what it held is gone (`load` and `drain` then throw).
+/// 256 KB). Should a write fail (no space, say), nothing more is set aside (`put` answers
+/// false) and what is held stays; should a read fail, the file is given up and what it held
+/// is gone (`load` and `drain` then throw).
 package final class StateSpill {
     /// The two numbers kept with a state.
     package typealias Marks = (Int64, Int64)
@@ -173,9 +174,8 @@ package final class StateSpill {
     private func readSlot(_ slot: StateSpillIndex.Slot) -> Entry? {
         if buffer.count < slot.capacity { buffer.append(contentsOf: repeatElement(0, count: slot.capacity - buffer.count)) }
         let got: Int
-        if slot.offsetUnits >= gathered {
+        if let at = gatheredOffset(slot) {
             // Not written yet: copied from memory.
-            let at = (slot.offsetUnits - gathered) * StateSpillIndex.Slot.unit
             got = max(0, min(slot.capacity, fresh.count - at))
             if got > 0 { buffer.withUnsafeMutableBytes { b in fresh.withUnsafeBytes { b.baseAddress!.copyMemory(from: $0.baseAddress! + at, byteCount: got) } } }
         } else {
@@ -196,10 +196,9 @@ package final class StateSpill {
     /// are `gathering` bytes, or to the file for a slot made before. False when a write failed
     /// (the slots gathered then stay in memory, readable).
     private func write(_ bytes: [UInt8], at slot: StateSpillIndex.Slot) -> Bool {
-        guard slot.offsetUnits >= gathered else {
+        guard let at = gatheredOffset(slot) else {
             return bytes.withUnsafeBytes { writeAt(fd, $0, off_t(slot.offset)) } == bytes.count
         }
-        let at = (slot.offsetUnits - gathered) * StateSpillIndex.Slot.unit
         // Its room made once, not grown by doubling: the memory a fold may use is counted.
         if fresh.capacity == 0 { fresh.reserveCapacity(gathering + 2 * StateSpillIndex.Slot.unit) }
         if fresh.count < at + bytes.count { fresh.append(contentsOf: repeatElement(0, count: at + bytes.count - fresh.count)) }
@@ -210,6 +209,12 @@ package final class StateSpill {
         gathered = end
         fresh.removeAll(keepingCapacity: true)
         return true
+    }
+
+    /// Where `slot` lies in `fresh`; nil when it was made before the last write of new slots
+    /// (it is in the file).
+    private func gatheredOffset(_ slot: StateSpillIndex.Slot) -> Int? {
+        slot.offsetUnits >= gathered ? (slot.offsetUnits - gathered) * StateSpillIndex.Slot.unit : nil
     }
 
     private func release(_ key: UInt32, _ slot: StateSpillIndex.Slot) {
