@@ -26,24 +26,33 @@ struct VerifyCheckpoints {
         return [first] + args.positional
     }
 
-    /// Prints each failing note and throws when any fails; returns how many notes were
-    /// checked. `keyPath` is `LEDGER_CHECKPOINT_KEY` as the configuration read it;
-    /// `connection` is the one verify walked the chain on.
-    @discardableResult
-    func run(paths: [String], publicKeyFile: String?, keyPath: String?, on connection: PostgresConnection) throws -> Int {
-        let publicKey = try Self.publicKey(file: publicKeyFile, keyPath: keyPath)
-        let files = try CheckpointVerification.files(paths)
+    let publicKey: Ed25519PublicKey
+    let files: [CheckpointVerification.NoteFile]
+
+    /// Reads the public key and the notes' files before the log is scanned, so that a wrong
+    /// path or a missing key is told at once. `keyPath` is `LEDGER_CHECKPOINT_KEY` as the
+    /// configuration read it.
+    init(cli: LedgerCLI, paths: [String], publicKeyFile: String?, keyPath: String?) throws {
+        self.cli = cli
+        publicKey = try Self.publicKey(file: publicKeyFile, keyPath: keyPath)
+        files = try CheckpointVerification.files(paths)
+    }
+
+    /// Prints each failing note; returns how many notes were checked and, when any fails,
+    /// the line that says so. `connection` is the one verify walked the chain on.
+    func run(on connection: PostgresConnection) throws -> (notes: Int, failure: String?) {
         let showProgress = isatty(STDERR_FILENO) == 1
+        let files = self.files
         let report = try CheckpointVerification(publicKey: publicKey).run(files, on: connection) { notes in
             if showProgress { FileHandle.standardError.write(Data("\rledger verify: \(notes) of \(files.count) notes checked".utf8)) }
         }
         if showProgress { FileHandle.standardError.write(Data("\n".utf8)) }
-        if let first = report.failures.first {
-            for failure in report.failures { cli.output("checkpoint fails: " + failure) }
-            throw CheckpointVerificationError.notesFail(count: report.failures.count, first: first)
+        guard let first = report.failures.first else {
+            cli.output("checkpoints match the chain: \(report.notes) notes verify")
+            return (report.notes, nil)
         }
-        cli.output("checkpoints match the chain: \(report.notes) notes verify")
-        return report.notes
+        for failure in report.failures { cli.output("checkpoint fails: " + failure) }
+        return (report.notes, CheckpointVerificationError.notesFail(count: report.failures.count, first: first).description)
     }
 
     /// `--public-key FILE`, else the public half of `LEDGER_CHECKPOINT_KEY` (audit.md, *Verifying*).

@@ -1,8 +1,8 @@
 import Foundation
 import LedgerService
 
-/// `ledger verify`: parse, verify, print. Exit 1 names the first broken position, or
-/// every read-model difference.
+/// `ledger verify`: parse, verify, print. Every check runs and is reported; exit 1
+/// names the first failure.
 struct VerifyCommand {
     let cli: LedgerCLI
 
@@ -13,17 +13,23 @@ struct VerifyCommand {
                 usage: ledger verify [--checkpoints PATH... [--public-key FILE]]
                   Checks every event's hash-chain link, re-runs the reducer over all events and compares
                   the result with ledger.orders (every column and both documents) and ledger.enrollments.
-                  Exits 1 naming the first broken position, or each difference (order or enrollment and every
-                  field), then a count per field with a few examples each: after a reducer change, what a
-                  rebuild would change. Every webhook event verified by a signature is checked again from its
-                  stored raw bytes with the configured keys (LEDGER_WEB3_API_KEYS, LEDGER_BANXA_API_SECRETS);
-                  exits 1 naming each whose signature no longer matches.
+                  Every webhook event is checked again from its stored raw bytes and signature headers with the
+                  configured keys (LEDGER_WEB3_API_KEYS, LEDGER_BANXA_API_SECRETS); a webhook event whose
+                  signature is missing fails too. Every check runs whatever the others find: it names the
+                  first broken position, each failing signature and note, and each read-model difference
+                  (order or enrollment and every field), then a count per field with a few examples each
+                  (after a reducer change, what a rebuild would change), and ends with a summary. Exits 1
+                  when anything fails.
                 """ + "\n" + VerifyCheckpoints.usage)
             return 0
         }
         try args.allowOnly(flags: ["help"])
-        let checkpoints = try VerifyCheckpoints.paths(args)
         let configuration = try cli.configuration()
+        // The notes' key and files are read before the scan: a wrong path is told at once.
+        let checkpoints = try VerifyCheckpoints.paths(args).map {
+            try VerifyCheckpoints(cli: cli, paths: $0, publicKeyFile: args.value("public-key"),
+                                  keyPath: configuration.service.checkpoints.keyPath)
+        }
         let started = ContinuousClock.now
         let showProgress = isatty(STDERR_FILENO) == 1
         let connection = try cli.connect(configuration)
@@ -33,28 +39,41 @@ struct VerifyCommand {
             if showProgress { FileHandle.standardError.write(Data("\rledger verify: \(events) events checked".utf8)) }
         }) { cli.output("difference: " + $0.text) }
         if showProgress { FileHandle.standardError.write(Data("\n".utf8)) }
-        var notes = 0
-        // audit.md: it ends with a summary (events, streams, notes, seconds), whatever it found.
-        defer {
-            let elapsed = (ContinuousClock.now - started).components
-            let seconds = Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18
-            cli.output("checked: \(report.events) events, \(report.streams) streams, \(notes) notes, \(String(format: "%.2f", seconds)) s")
+        // audit.md: every check runs and is reported, and it ends with a summary (events,
+        // streams, notes, seconds); then it exits 1 naming the first failure, if any.
+        var failures: [String] = []
+        switch report.chain {
+        case .intact:
+            cli.output("hash chain intact: \(report.events) events, head position \(report.head)")
+        case .broken(let position, let reason):
+            let broken = MaintenanceError.chainBroken(position: position, reason).description
+            cli.output(broken)
+            failures.append(broken)
         }
-        cli.output("hash chain intact: \(report.events) events, head position \(report.head)")
         if let signatures = report.signatures {
-            signatures.failures.forEach { cli.output("signature: " + $0) }
+            signatures.failures.forEach { cli.output("signature: " + $0.text) }
             signatures.lines.forEach(cli.output)
+            if let first = signatures.failures.first {
+                failures.append(MaintenanceError.signaturesDoNotMatch(count: signatures.mismatched, first: first.text).description)
+            }
         }
-        if let checkpoints { notes = try VerifyCheckpoints(cli: cli).run(
-            paths: checkpoints, publicKeyFile: args.value("public-key"), keyPath: configuration.service.checkpoints.keyPath, on: connection) }
+        var notes = 0
+        if let checkpoints {
+            let outcome = try checkpoints.run(on: connection)
+            notes = outcome.notes
+            if let failure = outcome.failure { failures.append(failure) }
+        }
         if let first = report.summary.first {
             report.summary.lines.forEach(cli.output)
-            throw MaintenanceError.readModelsDiffer(count: report.summary.total, first: first.text)
+            failures.append(MaintenanceError.readModelsDiffer(count: report.summary.total, first: first.text).description)
+        } else {
+            cli.output("read models match a replay of the events")
         }
-        if let signatures = report.signatures, signatures.mismatched > 0 {
-            throw MaintenanceError.signaturesDoNotMatch(count: signatures.mismatched, first: signatures.failures.first ?? "")
-        }
-        cli.output("read models match a replay of the events")
-        return 0
+        let elapsed = (ContinuousClock.now - started).components
+        let seconds = Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18
+        cli.output("checked: \(report.events) events, \(report.streams) streams, \(notes) notes, \(String(format: "%.2f", seconds)) s")
+        guard let first = failures.first else { return 0 }
+        let more = failures.count > 1 ? " (and \(failures.count - 1) more failure(s) above)" : ""
+        throw CLIError.failed(first + more, exitCode: 1)
     }
 }

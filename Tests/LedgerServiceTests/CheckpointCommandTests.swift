@@ -135,6 +135,39 @@ struct CheckpointCommandTests {
         #expect(failing.contains { $0.contains("position 2") && $0.contains("rewritten") }, "\(failing)")
         #expect(failing.contains { $0.contains("position 4") }, "\(failing)")
         #expect(caught.errorLines.last?.contains("2 checkpoint note(s) fail") == true, "\(caught.errorLines)")
+        #expect(caught.output.last?.hasPrefix("checked: 4 events, 2 streams, 2 notes, ") == true, "the failing notes are counted: \(caught.output)")
+    }
+
+    @Test("with the chain broken, verify still checks every note and ends with its summary, then exits 1 naming the break")
+    func brokenChainStillChecksNotes() throws {
+        try generateKey()
+        try TestWrites(pool: db.pool(size: 1)).registerAndPay("BC-1")
+        _ = try checkpoint()
+        let c = try db.connect()
+        try c.query("ALTER TABLE ledger.events DISABLE TRIGGER USER")
+        try c.query("UPDATE ledger.events SET metadata = metadata || '{\"requestId\":\"edited\"}' WHERE position = 1")
+        try c.query("ALTER TABLE ledger.events ENABLE TRIGGER USER")
+        let run = CLIRun()
+        #expect(run(["verify", "--checkpoints", notes], env: env) == 1)
+        #expect(run.output.contains { $0.hasPrefix("hash chain broken at position 1") }, "\(run.output)")
+        #expect(run.output.contains("checkpoints match the chain: 1 notes verify"), "the note's position still holds its hash: \(run.output)")
+        #expect(run.output.contains("read models match a replay of the events"), "\(run.output)")
+        #expect(run.output.last?.hasPrefix("checked: 2 events, 1 streams, 1 notes, ") == true, "\(run.output)")
+        #expect(run.errorLines.count == 1 && run.errorLines[0].contains("hash chain broken at position 1"), "\(run.errorLines)")
+    }
+
+    @Test("a notes path that does not exist, or a folder without notes, is refused before the log is read")
+    func badNotesPathsRefusedFirst() throws {
+        try generateKey()
+        try TestWrites(pool: db.pool(size: 1)).registerAndPay("NP-1")
+        let empty = folder + "/empty"
+        try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: true)
+        for (path, says) in [(folder + "/missing", "no such file or folder"), (empty, "no .checkpoint files in this folder")] {
+            let run = CLIRun()
+            #expect(run(["verify", "--checkpoints", path], env: env) == 1, "\(path)")
+            #expect(run.output.isEmpty, "nothing was checked: \(run.output)")
+            #expect(run.errorLines.count == 1 && run.errorLines[0].contains(says), "\(run.errorLines)")
+        }
     }
 
     @Test("verify --checkpoints fails a note with one byte changed and a note signed by another key, naming each by position")

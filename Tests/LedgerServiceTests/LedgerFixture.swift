@@ -155,11 +155,8 @@ final class LedgerFixture: @unchecked Sendable {
         let c = try PostgresConnection(connectionString: databaseURL)
         defer { c.close() }
         var found: [String] = []
-        do {
-            _ = try Verification().run(on: c, each: { found.append($0.text) })
-        } catch MaintenanceError.chainBroken(let position, let reason) {
-            return ["hash chain broken at \(position): \(reason)"]
-        }
+        let report = try Verification().run(on: c, each: { found.append($0.text) })
+        if case .broken(let position, let reason) = report.chain { return ["hash chain broken at \(position): \(reason)"] }
         return found
     }
 

@@ -51,6 +51,12 @@ struct TamperedLogTests {
         let verify = CLIRun()
         #expect(verify(["verify"], env: env) == 1)
         #expect(verify.errorLines.count == 1 && verify.errorLines[0].contains("position 2"), "\(verify.errorLines)")
+        // Every check still runs and is reported: the replay of the log as it is now, and the summary.
+        #expect(verify.output.contains { $0.hasPrefix("hash chain broken at position 2") }, "\(verify.output)")
+        #expect(verify.output.contains { $0.hasPrefix("difference: order TL-1: ") && $0.contains("state.status") }, "\(verify.output)")
+        #expect(verify.output.contains { $0.hasPrefix("  state.status: 1 (order TL-1)") }, "\(verify.output)")
+        #expect(verify.output.last?.hasPrefix("checked: 5 events, 3 streams, 0 notes, ") == true, "\(verify.output)")
+        #expect(verify.errorLines[0].contains("(and 1 more failure(s) above)"), "\(verify.errorLines)")
 
         let rebuild = CLIRun()
         #expect(rebuild(["rebuild"], env: env) == 1)

@@ -18,11 +18,15 @@ struct TestWrites {
             body: Array(#"{"merchantOrderNo":"\#(no)","provider":"web3","amount":"40.00","asset":"USDT"}"#.utf8), receivedAt: now)
         let body = Array(#"{"merchantOrderNo":"\#(no)","status":3,"amount":"40.00","txHash":"0x1"}"#.utf8)
         let ts = String(now.seconds)
-        let headers = ["x-pay-timestamp": ts, "x-pay-signature": Web3Webhook.signature(key: "k", timestamp: ts, body: body)]
-        let (_, paid) = try Web3Webhook.ingest(headers: headers, body: body, keys: ["k"], now: now)
-        let receipt = Receipt(requestID: "test", verifiedBy: "signature")
-        _ = try committer.append([EventMapping.newEvent(.registered(registration), raw: nil, receipt: receipt)])
-        _ = try committer.append([EventMapping.newEvent(paid, raw: body, receipt: receipt)])
+        let signature = Web3Webhook.signature(key: "k", timestamp: ts, body: body)
+        let (_, paid) = try Web3Webhook.ingest(headers: ["x-pay-timestamp": ts, "x-pay-signature": signature],
+                                               body: body, keys: ["k"], now: now)
+        // As the service records them: the registration by its token, the webhook with its signature headers.
+        let signedWith: JSONValue = .object([("X-Pay-Timestamp", .string(ts)), ("X-Pay-Signature", .string(signature))])
+        _ = try committer.append([EventMapping.newEvent(.registered(registration), raw: nil,
+                                                        receipt: Receipt(requestID: "test", verifiedBy: "token:test"))])
+        _ = try committer.append([EventMapping.newEvent(paid, raw: body, receipt: Receipt(requestID: "test", verifiedBy: "signature",
+                                                                                          signedWith: signedWith))])
     }
 
     /// `count` registered orders `P-00000`..., appended in batches through the projection.

@@ -24,6 +24,7 @@ package struct EventCopyRow {
 
     package var stream: String { row.string(2) ?? "" }
     package var type: String { row.string(4) ?? "" }
+    package var source: String { row.string(5) ?? "" }
     /// The raw body's bytes, when stored.
     package var raw: [UInt8]? { row.bytes(7) }
 

@@ -18,11 +18,6 @@ package struct ReadModelCheck {
         return array.parameter
     }
 
-    /// How many read-model rows there are to check: one per order and per enrollment.
-    package func rowCount(on c: PostgresConnection) throws -> Int64 {
-        try c.query("SELECT (SELECT count(*) FROM ledger.orders) + (SELECT count(*) FROM ledger.enrollments) AS n").int64(0, "n")
-    }
-
     /// Hands each enrollment difference to `each` as it is found: `ledger.enrollments`
     /// against a replay of each enrollment's stream, and the enrollment streams with no
     /// row. The orders are checked as the log is scanned (`OrderStreamCheck`).

@@ -46,6 +46,8 @@ package struct CheckpointVerification: Sendable {
                 ? try FileManager.default.contentsOfDirectory(atPath: path).filter { $0.hasSuffix(".checkpoint") && !$0.hasPrefix(".") }
                     .sorted().map { (path as NSString).appendingPathComponent($0) }
                 : [path]
+            // A folder with no note in it checks nothing: most likely the wrong folder.
+            if names.isEmpty { throw CheckpointVerificationError.unreadable("\(path): no .checkpoint files in this folder") }
             for name in names {
                 out.append(NoteFile(path: name, text: FileManager.default.contents(atPath: name).map { String(decoding: $0, as: UTF8.self) }))
             }

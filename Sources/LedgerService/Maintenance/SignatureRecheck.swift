@@ -21,10 +21,22 @@ package struct SignatureRecheck: Sendable {
     }
 
     package private(set) var tallies: [String: Tally] = [:]
-    /// Each signed event whose signature no longer holds, in words (position, provider, why).
-    package private(set) var failures: [String] = []
-    /// How many of `failures` are kept in full; the rest are counted.
-    package static let keptFailures = 1_000
+    /// Webhook events whose metadata records no signature to check again: the service
+    /// keeps one with every webhook it takes, so the evidence was removed.
+    package private(set) var unsignedWebhooks = 0
+    /// Every event that fails, in the order found (kept as parts: a recheck with the wrong
+    /// key fails every event, and each is named).
+    package private(set) var failures: [Failure] = []
+
+    /// An event whose signature no longer holds, or a webhook event with none to check.
+    package struct Failure: Sendable, Equatable {
+        package var position: Int64
+        /// The provider whose signature it was; nil when the metadata names none.
+        package var provider: String?
+        package var why: String
+
+        package var text: String { "event \(position) (\(provider.map { $0 + " " } ?? "")webhook): \(why)" }
+    }
 
     package init(web3Keys: [String], banxaSecrets: [String]) {
         self.web3Keys = web3Keys
@@ -38,12 +50,22 @@ package struct SignatureRecheck: Sendable {
     }
 
     /// Checks the stored event at `position`, its metadata column parsed (`metadata`) and
-    /// its raw body `raw` (taken only when the event was signed); events not verified by a
-    /// signature are passed over.
-    package mutating func check(position: Int64, metadata: JSONValue, raw: @autoclosure () -> [UInt8]?) throws {
-        guard metadata["verifiedBy"]?.stringValue == "signature", let signedWith = metadata["signedWith"] else { return }
+    /// its raw body `raw` (taken only when the event was signed). Events not verified by a
+    /// signature are passed over, unless their `source` column says they came from a
+    /// webhook: such an event without its signature is a failure.
+    package mutating func check(position: Int64, source: @autoclosure () -> String, metadata: JSONValue,
+                                raw: @autoclosure () -> [UInt8]?) {
+        guard metadata["verifiedBy"]?.stringValue == "signature", let signedWith = metadata["signedWith"] else {
+            if source() == EventSource.webhook.rawValue {
+                unsignedWebhooks += 1
+                let verifiedBy = metadata["verifiedBy"]?.stringValue.map { "verifiedBy \($0)" } ?? "no verifiedBy"
+                failures.append(Failure(position: position, provider: nil,
+                                        why: "it came from a webhook, but its metadata records no signature to check again (\(verifiedBy))"))
+            }
+            return
+        }
         guard let provider = StoredSignature.provider(of: signedWith) else {
-            fail(position, "signed", "its metadata records no signature headers a recheck can read")
+            fail(position, nil, "its metadata records no signature headers a recheck can read")
             return
         }
         let raw = raw() ?? []
@@ -66,12 +88,12 @@ package struct SignatureRecheck: Sendable {
         tallies[provider] = tally
     }
 
-    private mutating func fail(_ position: Int64, _ provider: String, _ why: String) {
-        guard failures.count < Self.keptFailures else { return }
-        failures.append("event \(position) (\(provider) webhook): \(why)")
+    private mutating func fail(_ position: Int64, _ provider: String?, _ why: String) {
+        failures.append(Failure(position: position, provider: provider, why: why))
     }
 
-    package var mismatched: Int { tallies.values.reduce(0) { $0 + $1.mismatched } }
+    /// The events that fail: signatures that do not hold, and webhook events without one.
+    package var mismatched: Int { failures.count }
 
     /// One line per provider: how many signatures were rechecked and how they fared.
     package var lines: [String] {
@@ -81,6 +103,6 @@ package struct SignatureRecheck: Sendable {
             if t.mismatched > 0 { line += ", \(t.mismatched) do not" }
             if t.unchecked > 0 { line += ", \(t.unchecked) not checked (no key configured)" }
             return line
-        }
+        } + (unsignedWebhooks > 0 ? ["webhook events without a signature to check: \(unsignedWebhooks)"] : [])
     }
 }

@@ -16,19 +16,20 @@ package struct Verification: Sendable {
     static let waitingBatches = 8
 
     package struct Report: Sendable {
+        /// The hash chain: intact, or broken at its lowest broken position.
+        package var chain: ChainVerdict
         package var events: Int64
         package var head: Int64
         /// The read-model differences, counted by field (each was handed to `each` as found).
         package var summary: DifferenceSummary
         /// The stored signatures checked again, when keys were given.
         package var signatures: SignatureRecheck?
-        /// The read-model rows compared with a replay: one per order and enrollment stream.
+        /// The streams of the log (each order's and each enrollment's).
         package var streams: Int64
     }
 
-    /// The report of an intact chain; a broken one throws `MaintenanceError.chainBroken`,
-    /// naming its lowest broken position, once the scan has ended (the differences found
-    /// meanwhile have been handed out: they are a replay of the log as it is now).
+    /// The report of the whole pass, a broken chain included (`Report.chain` names its
+    /// lowest broken position; the differences found are a replay of the log as it is now).
     /// Each read-model difference goes to `each` as it is found (the order or enrollment
     /// and every field that differs), so memory does not grow with them.
     /// With `signatures`, every signed event is checked again as the log is scanned.
@@ -54,6 +55,8 @@ package struct Verification: Sendable {
 
             var summary = DifferenceSummary()
             var folded: Int64 = 0
+            var streams: Int64 = 0
+            var stream = ""
             try withoutActuallyEscaping(each) { each in
                 let orders = OrderStreamCheck(pages: nextPage) { difference in
                     summary.add(difference)
@@ -62,6 +65,10 @@ package struct Verification: Sendable {
                 do {
                     while let batch = try handOff.take() {
                         for event in batch {
+                            if event.stream != stream {
+                                streams += 1
+                                stream = event.stream
+                            }
                             try orders.add(event)
                             folded += 1
                             if folded % Self.progressEvery == 0 { progress(folded) }
@@ -75,15 +82,12 @@ package struct Verification: Sendable {
                 try orders.finish()
             }
             let (links, recheck) = scan.outcome()
-            if case .broken(let position, let reason) = links.verdict {
-                throw MaintenanceError.chainBroken(position: position, reason)
-            }
             try ReadModelCheck().checkEnrollments(on: c) { difference in
                 summary.add(difference)
                 each(difference)
             }
-            return Report(events: links.events, head: links.head, summary: summary, signatures: recheck,
-                          streams: try ReadModelCheck().rowCount(on: c))
+            return Report(chain: links.verdict, events: links.events, head: links.head, summary: summary,
+                          signatures: recheck, streams: streams)
         }
     }
 }
@@ -118,7 +122,7 @@ private final class ScanThread: @unchecked Sendable {
                     // The metadata is parsed once, for the recheck and the canonical event.
                     let metadata = Result { try row.metadata() }
                     if recheck != nil, case .success(let parsed) = metadata {
-                        try recheck!.check(position: row.position, metadata: parsed, raw: row.raw)
+                        recheck!.check(position: row.position, source: row.source, metadata: parsed, raw: row.raw)
                     }
                     batch.append(ScannedEvent(row, metadata: metadata))
                     if batch.count == Verification.batchEvents {
