@@ -75,11 +75,9 @@ final class ExportResponses: Sendable {
 
     private static func time(_ query: [String: String], _ name: String) throws -> Timestamp {
         guard let text = query[name], !text.isEmpty else {
-            throw ServiceError.badRequest("\(name) is required: a date (YYYY-MM-DD, 00:00 UTC) or an RFC 3339 time")
+            throw ServiceError.badRequest("\(name) is required: \(PeriodBound.forms)")
         }
-        guard let t = Timestamp.parse(text, lenient: true) else {
-            throw ServiceError.badRequest("\(name) \(text) is not a date (YYYY-MM-DD) or an RFC 3339 time")
-        }
+        guard let t = PeriodBound.parse(text) else { throw ServiceError.badRequest("\(name) \(text) is not \(PeriodBound.forms)") }
         return t
     }
 

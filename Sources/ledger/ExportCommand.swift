@@ -59,9 +59,7 @@ struct ExportCommand {
 
     private static func time(_ args: Arguments, _ name: String) throws -> Timestamp {
         let text = try args.required(name)
-        guard let t = Timestamp.parse(text, lenient: true) else {
-            throw CLIError.usage("--\(name) \(text) is not a date (YYYY-MM-DD) or an RFC 3339 time")
-        }
+        guard let t = PeriodBound.parse(text) else { throw CLIError.usage("--\(name) \(text) is not \(PeriodBound.forms)") }
         return t
     }
 }

@@ -47,3 +47,22 @@ struct TimestampTests {
         #expect(Timestamp(microseconds: -62_135_596_800_000_001).rfc3339 == "0000-12-31T23:59:59.999999Z")
     }
 }
+
+@Suite("An export period's bound: a date or an RFC 3339 time with its offset")
+struct PeriodBoundTests {
+    @Test("dates mean 00:00 UTC; times keep their offset and microseconds")
+    func accepted() {
+        #expect(PeriodBound.parse("2026-11-01") == Timestamp.parse("2026-11-01T00:00:00Z"))
+        #expect(PeriodBound.parse("2026-11-01T01:00:00+01:00") == Timestamp.parse("2026-11-01T00:00:00Z"))
+        #expect(PeriodBound.parse("2026-11-01T00:00:00.123456Z")?.microseconds == Timestamp.parse("2026-11-01T00:00:00Z")!.microseconds + 123_456)
+        #expect(PeriodBound.parse("2026-11-01t00:00:00.5z") != nil)
+    }
+
+    @Test("a time without its offset, with a space for the T, finer than microseconds, or not a time at all is refused")
+    func refused() {
+        for text in ["2026-11-01T00:00:00", "2026-11-01 00:00:00Z", "2026-11-01 00:00:00", "2026-11-01T00:00:00.1234567Z",
+                     "2026-11-01T00:00:00.000000000+01:00", "2026-11-1", "2026-02-30", "soon", "", "2026-11-01T00:00Z"] {
+            #expect(PeriodBound.parse(text) == nil, "\(text)")
+        }
+    }
+}

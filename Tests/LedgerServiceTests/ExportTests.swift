@@ -277,9 +277,11 @@ final class ExportTests {
         #expect(status.contains(",H-0-1,StatusObserved,webhook,web3,3,3,40,"), "the auditor may export too; the webhook's row shows status 3")
     }
 
-    @Test("an export over HTTP without from or to, with to before from, an unknown format or parameter is 400 with a problem")
+    @Test("an export over HTTP without from or to, with a time without its offset or finer than microseconds, with to before from, an unknown format or parameter is 400 with a problem")
     func badHTTPParameters() throws {
         for query in ["", "?from=2026-11-01", "?to=2026-12-01", "?from=2026-12-01&to=2026-11-01", "?from=soon&to=2026-12-01",
+                      "?from=2026-11-01T00:00:00&to=2026-12-01", "?from=2026-11-01%2000:00:00Z&to=2026-12-01",
+                      "?from=2026-11-01T00:00:00.1234567Z&to=2026-12-01",
                       "?from=2026-11-01&to=2026-12-01&format=xlsx", "?from=2026-11-01&to=2026-12-01&limit=5"] {
             for kind in ["orders", "events"] {
                 let reply = try ledger.client.get("/v1/exports/\(kind)\(query)", token: ledger.accountant)

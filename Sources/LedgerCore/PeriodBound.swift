@@ -1,0 +1,18 @@
+/// An export period's bound as exports.md has it: a date (YYYY-MM-DD, meaning 00:00 UTC)
+/// or an RFC 3339 time, which carries its offset (`Z` or `±hh:mm`). A time without an
+/// offset would be read in a zone its writer never named, and a fraction finer than the
+/// ledger's microseconds would be cut without a word: both are refused.
+public enum PeriodBound {
+    /// The accepted forms, for the message that refuses another.
+    public static let forms = "a date (YYYY-MM-DD, 00:00 UTC) or an RFC 3339 time with its offset (Z or ±hh:mm), to the microsecond at most"
+
+    /// The time `text` names, or nil when it is not one of `forms`.
+    public static func parse(_ text: String) -> Timestamp? {
+        let utf8 = Array(text.utf8)
+        if utf8.count == 10 { return Timestamp.parse(text, lenient: true) }
+        guard let time = Timestamp.parse(text) else { return nil }
+        if let dot = utf8.firstIndex(of: UInt8(ascii: ".")),
+           utf8[(dot + 1)...].prefix(while: { $0 >= 48 && $0 <= 57 }).count > 6 { return nil }
+        return time
+    }
+}
