@@ -49,6 +49,13 @@ public struct Arguments: Sendable {
     public func allowOnly(flags allowed: Set<String>) throws {
         if let unknown = flags.subtracting(allowed).sorted().first { throw CLIError.usage("unknown option --\(unknown)") }
     }
+
+    /// For a command that takes options only: a stray word is a usage error, not ignored.
+    public func refuseWords(_ command: String) throws {
+        guard positional.isEmpty else {
+            throw CLIError.usage("ledger \(command) takes no words besides its options: unexpected \(positional.joined(separator: " "))")
+        }
+    }
 }
 
 /// A CLI failure: one line on stderr and this exit code.

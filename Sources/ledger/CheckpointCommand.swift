@@ -17,7 +17,7 @@ struct CheckpointCommand {
             return 0
         }
         try args.allowOnly(flags: ["help"])
-        guard args.positional.isEmpty else { throw CLIError.usage("ledger checkpoint takes no arguments") }
+        try args.refuseWords("checkpoint")
         let configuration = try cli.configuration()
         let signer = try CheckpointSigner.required(configuration.service.checkpoints)
         switch try signer.checkpoint(on: cli.connect(configuration)) {

@@ -11,6 +11,7 @@ struct MigrateCommand {
             return
         }
         try args.allowOnly(flags: ["status", "help"])
+        try args.refuseWords("migrate")
         let configuration = try cli.configuration()
         let migrator = try cli.migrator(configuration)
         let connection = try cli.connect(configuration)

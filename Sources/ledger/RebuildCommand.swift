@@ -21,6 +21,7 @@ struct RebuildCommand {
             return 0
         }
         try args.allowOnly(flags: ["help"])
+        try args.refuseWords("rebuild")
         // The service comes first: the rebuild folds and renders at a lower CPU priority (this
         // thread, and the threads it starts, inherit it), and the thread's own comes back after
         // (the command also runs inside other processes: the tests).

@@ -20,6 +20,7 @@ struct ReplayCommand {
             return 0
         }
         try args.allowOnly(flags: ["help", "json"])
+        try args.refuseWords("replay")
         let no: MerchantOrderNo
         do { no = try MerchantOrderNo(stored: try args.required("order")) } catch let e as CoreError {
             throw CLIError.usage("--order: \(e.message)")

@@ -24,6 +24,7 @@ struct ServeCommand {
             return 0
         }
         try args.allowOnly(flags: ["help"])
+        try args.refuseWords("serve")
         let configuration = try cli.configuration(as: .service)
         // A DATABASE_URL libpq cannot read is a configuration error now, not a 500 on every request.
         try PostgresConnection.validate(connectionString: configuration.databaseURL)

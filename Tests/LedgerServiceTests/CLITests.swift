@@ -23,6 +23,18 @@ struct CLITests {
         #expect(help.output.first?.hasPrefix("usage: ledger") == true && help.errorLines.isEmpty)
     }
 
+    @Test("a stray word after a command that takes options only is a usage error, and nothing runs")
+    func strayWords() throws {
+        try TestWrites(pool: db.pool(size: 1)).registerAndPay("SW-1")
+        for words in [["rebuild", "oops"], ["replay", "--order", "SW-1", "oops"], ["serve", "now"], ["migrate", "up"],
+                      ["verify", "oops"], ["checkpoint", "now"]] {
+            let run = CLIRun()
+            #expect(run(words, env: env) == 64, "\(words)")
+            #expect(run.output.isEmpty && run.errorLines.count == 1, "\(words): \(run.output) \(run.errorLines)")
+            #expect(run.errorLines.first?.contains("oops") == true || run.errorLines.first?.contains(words.last!) == true, "\(run.errorLines)")
+        }
+    }
+
     @Test("without DATABASE_URL the private cluster whose port LEDGER_STATE holds is used; with none found, one clear line and exit 2")
     func defaultDatabase() throws {
         let port = try #require(URLComponents(string: db.url)?.port, "the test database's URL names no port: \(db.url)")
