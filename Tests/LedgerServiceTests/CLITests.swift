@@ -183,7 +183,20 @@ struct CLITests {
         #expect(run(["verify"], env: env) == 0, "\(run.errorLines)")
         try c.query("UPDATE ledger.enrollments SET phase = 'tampered' WHERE enrollment_ref = 'E-1'")
         #expect(run(["verify"], env: env) == 1)
-        #expect(run.errorLines.last?.contains("enrollment E-1") == true, "\(run.errorLines)")
+        #expect(run.errorLines.last?.contains("enrollment E-1: phase differ") == true, "\(run.errorLines)")
+        // Each member of the state and each column, named: the state's members as jsonb values.
+        try c.query("""
+            UPDATE ledger.enrollments SET phase = state->>'phase', updated_at = updated_at - interval '1 hour',
+                   state = state || '{"intentId": "pi_forged", "bankAccountAdded": true}'
+             WHERE enrollment_ref = 'E-1'
+            """)
+        #expect(run(["verify"], env: env) == 1)
+        #expect(run.output.contains("difference: enrollment E-1: updated_at, state.bankAccountAdded, state.intentId differ from a replay of its events (the read model differs)"),
+                "\(run.output)")
+        #expect(run.output.contains("  state.intentId: 1 (enrollment E-1)"), "\(run.output)")
+        try c.query("UPDATE ledger.enrollments SET state = '[1]' WHERE enrollment_ref = 'E-1'")
+        #expect(run(["verify"], env: env) == 1)
+        #expect(run.output.contains { $0.hasPrefix("difference: enrollment E-1: updated_at, state.bankAccountAdded, state.enrollmentRef") }, "\(run.output)")
         try c.query("DELETE FROM ledger.enrollments")
         #expect(run(["verify"], env: env) == 1)
         #expect(run.errorLines.last?.contains("enrollment E-1: has events but no row") == true, "\(run.errorLines)")

@@ -171,19 +171,23 @@ package struct ReadModelCheck {
         return found
     }
 
-    /// `ledger.enrollments` against a replay of each enrollment's stream (states compared as
-    /// jsonb, a page at a time), and the enrollment streams that have no row.
+    /// `ledger.enrollments` against a replay of each enrollment's stream, a page at a time:
+    /// its columns (phase, updated_at, last_position) and each member of its state (compared
+    /// by PostgreSQL as jsonb values, key order and spelling aside), named field by field;
+    /// then the enrollment streams that have no row.
     private func enrollmentDifferences(on c: PostgresConnection, _ sink: Sink) throws {
         var after = ""
         while true {
             let page = try c.query("""
-                SELECT enrollment_ref, phase, last_position FROM ledger.enrollments
+                SELECT enrollment_ref, phase, last_position, (extract(epoch FROM updated_at) * 1000000)::bigint AS updated_us
+                  FROM ledger.enrollments
                  WHERE enrollment_ref > $1 ORDER BY enrollment_ref LIMIT \(Self.pageSize)
                 """, [.text(after)])
             if page.count == 0 { break }
             let refs = try (0..<page.count).map { try page.string($0, "enrollment_ref") }
             after = refs.last ?? after
             let streams = try store.read(streams: refs.map { "enrollment-" + $0 }, on: c)
+            var fields: [String: [String]] = [:]
             var compared: [(ref: String, state: String)] = []
             for (r, ref) in refs.enumerated() {
                 guard let events = streams["enrollment-" + ref], !events.isEmpty else {
@@ -198,25 +202,32 @@ package struct ReadModelCheck {
                     }
                 }
                 let replayed = EnrollmentState.replay(ref, recorded)
-                var fields: [String] = []
-                if try page.string(r, "phase") != replayed.phase.rawValue { fields.append("phase") }
-                if try page.int64(r, "last_position") != (replayed.lastPosition ?? 0) { fields.append("last_position") }
-                if !fields.isEmpty {
-                    try sink.add("enrollment \(ref)", fields,
-                                 "enrollment \(ref): \(fields.joined(separator: ", ")) differ from a replay of its events (the read model differs)")
-                } else {
-                    compared.append((ref, JSONSerializer.string(replayed.toJSON())))
-                }
+                var differ: [String] = []
+                if try page.string(r, "phase") != replayed.phase.rawValue { differ.append("phase") }
+                if let updated = replayed.updatedAt, try page.int64(r, "updated_us") != updated.microseconds { differ.append("updated_at") }
+                if try page.int64(r, "last_position") != (replayed.lastPosition ?? 0) { differ.append("last_position") }
+                fields[ref] = differ
+                compared.append((ref, JSONSerializer.string(replayed.toJSON())))
             }
-            // The states, compared by PostgreSQL as jsonb values (key order and spelling aside).
-            let differing = try c.query("""
-                SELECT e.enrollment_ref FROM ledger.enrollments e
+            // Each member of the state that differs (a state that is no object: each the replay has).
+            let members = try c.query("""
+                SELECT e.enrollment_ref, k.key
+                  FROM ledger.enrollments e
                   JOIN unnest($1::text[], $2::text[]) AS r(ref, state) ON r.ref = e.enrollment_ref
-                 WHERE e.state <> r.state::jsonb ORDER BY 1
+                  JOIN LATERAL (SELECT jsonb_object_keys(CASE WHEN jsonb_typeof(e.state) = 'object' THEN e.state ELSE '{}' END)
+                                UNION
+                                SELECT jsonb_object_keys(r.state::jsonb)) AS k(key)
+                    ON (e.state -> k.key) IS DISTINCT FROM (r.state::jsonb -> k.key)
+                 WHERE e.state <> r.state::jsonb
+                 ORDER BY 1, 2
                 """, [Self.textArray(compared.map(\.ref)), Self.textArray(compared.map(\.state))])
-            for r in 0..<differing.count {
-                let ref = try differing.string(r, "enrollment_ref")
-                try sink.add("enrollment \(ref)", ["state"], "enrollment \(ref): state differs from a replay of its events (the read model differs)")
+            for r in 0..<members.count {
+                fields[try members.string(r, "enrollment_ref"), default: []].append("state." + (try members.string(r, "key")))
+            }
+            for (ref, _) in compared {
+                guard let differ = fields[ref], !differ.isEmpty else { continue }
+                try sink.add("enrollment \(ref)", differ,
+                             "enrollment \(ref): \(differ.joined(separator: ", ")) differ from a replay of its events (the read model differs)")
             }
         }
         let orphans = try c.query("""
