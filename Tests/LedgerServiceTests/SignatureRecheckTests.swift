@@ -24,6 +24,25 @@ struct SignatureRecheckTests {
         return f
     }
 
+    /// Rewrites the web3 delivery's raw body (its amount), and its metadata with `metadata`
+    /// (SQL over the column) when given, then recomputes the chain from it to the head, as
+    /// a superuser would. The head is the Banxa event, so the chain verifies: only the
+    /// signature can tell. Returns the web3 event's position.
+    static func rewriteWeb3Body(_ f: LedgerFixture, metadata: String = "metadata") throws -> Int64 {
+        let c = try f.connect()
+        defer { c.close() }
+        let position = try c.query("SELECT position FROM ledger.events WHERE metadata->'signedWith' ? 'X-Pay-Signature'").int64(0, "position")
+        try c.query("SET session_replication_role = replica")
+        try c.query("""
+            UPDATE ledger.events SET raw = convert_to(replace(convert_from(raw, 'UTF8'), '"40"', '"4000"'), 'UTF8'), metadata = \(metadata)
+             WHERE position = $1
+            """, [.int(position)])
+        let head = try c.query("SELECT max(position) AS head FROM ledger.events").int64(0, "head")
+        for p in position...head { try ChainRewrite.rehash(p, on: c) }
+        try c.query("SET session_replication_role = origin")
+        return position
+    }
+
     @Test("with the keys configured, every stored signature matches and verify says how many it checked")
     func intact() throws {
         let f = try Self.ledgerWithSignedEvents()
@@ -41,17 +60,7 @@ struct SignatureRecheckTests {
     func rewrittenBody() throws {
         let f = try Self.ledgerWithSignedEvents()
         defer { f.stop() }
-        let c = try f.connect()
-        defer { c.close() }
-        let position = try c.query("SELECT position FROM ledger.events WHERE metadata->'signedWith' ? 'X-Pay-Signature'").int64(0, "position")
-        // The head is the Banxa event, so rehashing the web3 one and every event after it
-        // gives a chain that verifies: only the signature can tell.
-        try c.query("SET session_replication_role = replica")
-        try c.query("UPDATE ledger.events SET raw = convert_to(replace(convert_from(raw, 'UTF8'), '\"40\"', '\"4000\"'), 'UTF8') WHERE position = $1",
-                    [.int(position)])
-        let head = try c.query("SELECT max(position) AS head FROM ledger.events").int64(0, "head")
-        for p in position...head { try ChainRewrite.rehash(p, on: c) }
-        try c.query("SET session_replication_role = origin")
+        let position = try Self.rewriteWeb3Body(f)
         let run = CLIRun()
         #expect(run(["verify"], env: LedgerFixture.environment(databaseURL: f.databaseURL)) == 1)
         #expect(run.output.contains { $0.hasPrefix("hash chain intact") }, "the rewrite kept the chain consistent: \(run.output)")
@@ -66,15 +75,7 @@ struct SignatureRecheckTests {
         for edit in ["metadata - 'signedWith'", "jsonb_set(metadata, '{verifiedBy}', '\"token:ops\"')"] {
             let f = try Self.ledgerWithSignedEvents()
             defer { f.stop() }
-            let c = try f.connect()
-            defer { c.close() }
-            let position = try c.query("SELECT position FROM ledger.events WHERE metadata->'signedWith' ? 'X-Pay-Signature'").int64(0, "position")
-            try c.query("SET session_replication_role = replica")
-            try c.query("UPDATE ledger.events SET raw = convert_to(replace(convert_from(raw, 'UTF8'), '\"40\"', '\"4000\"'), 'UTF8'), metadata = \(edit) WHERE position = $1",
-                        [.int(position)])
-            let head = try c.query("SELECT max(position) AS head FROM ledger.events").int64(0, "head")
-            for p in position...head { try ChainRewrite.rehash(p, on: c) }
-            try c.query("SET session_replication_role = origin")
+            let position = try Self.rewriteWeb3Body(f, metadata: edit)
             let run = CLIRun()
             #expect(run(["verify"], env: LedgerFixture.environment(databaseURL: f.databaseURL)) == 1, "\(edit)")
             #expect(run.output.contains { $0.hasPrefix("hash chain intact") }, "\(edit): \(run.output)")
