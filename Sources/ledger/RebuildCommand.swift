@@ -40,6 +40,17 @@ struct RebuildCommand {
             guard let pace = Double(text), pace > 0, pace <= 1 else { throw CLIError.usage("--pace must be a number in (0, 1]") }
             rebuild.pace = pace
         }
+        // With the checkpoint key, the notes signed so far must still match the chain: a
+        // rewrite that recomputed every hash after them is refused before anything is built.
+        if let keyPath = configuration.service.checkpoints.keyPath {
+            let report = try StoredNotesCheck(publicKey: try CheckpointKeyFile.load(path: keyPath).publicKey).run(on: reader)
+            if let first = report.failures.first {
+                for failure in report.failures { cli.output("checkpoint fails: " + failure) }
+                throw MaintenanceError.rebuildRefused("\(report.failures.count) stored checkpoint note(s) no longer match the chain "
+                    + "(the first: \(first)); the log was rewritten after they were signed: nothing was rebuilt")
+            }
+            cli.output("stored checkpoints match the chain: \(report.notes) notes verify")
+        }
         let outcome = try rebuild.run(reader: reader, writer: writer)
         cli.output("phases: " + outcome.phases.map { "\($0.0) \(Self.format($0.1)) s" }.joined(separator: ", "))
         cli.output("rebuilt the read models from \(outcome.events) events in \(Self.format(outcome.seconds)) s "

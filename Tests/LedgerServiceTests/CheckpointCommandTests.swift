@@ -136,6 +136,25 @@ struct CheckpointCommandTests {
         #expect(failing.contains { $0.contains("position 4") }, "\(failing)")
         #expect(caught.errorLines.last?.contains("2 checkpoint note(s) fail") == true, "\(caught.errorLines)")
         #expect(caught.output.last?.hasPrefix("checked: 4 events, 2 streams, 2 notes, ") == true, "the failing notes are counted: \(caught.output)")
+
+        // The rebuild checks the notes it stored, and projects nothing of the rewritten log.
+        let before = try TamperedLogTests.readModels(c)
+        let rebuild = CLIRun()
+        #expect(rebuild(["rebuild"], env: env) == 1)
+        #expect(rebuild.output.filter { $0.hasPrefix("checkpoint fails") }.count == 2, "\(rebuild.output)")
+        #expect(rebuild.errorLines.count == 1 && rebuild.errorLines[0].contains("2 stored checkpoint note(s) no longer match the chain")
+                && rebuild.errorLines[0].contains("nothing was rebuilt"), "\(rebuild.errorLines)")
+        #expect(try TamperedLogTests.readModels(c) == before, "the read models are untouched")
+    }
+
+    @Test("rebuild checks the stored checkpoint notes first: all match on an intact log, and it rebuilds")
+    func rebuildChecksStoredNotes() throws {
+        try generateKey()
+        try TestWrites(pool: db.pool(size: 1)).registerAndPay("SN-1")
+        _ = try checkpoint()
+        let run = CLIRun()
+        #expect(run(["rebuild"], env: env) == 0, "\(run.errorLines)")
+        #expect(run.output.contains("stored checkpoints match the chain: 1 notes verify"), "\(run.output)")
     }
 
     @Test("with the chain broken, verify still checks every note and ends with its summary, then exits 1 naming the break")
