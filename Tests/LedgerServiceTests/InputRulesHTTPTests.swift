@@ -342,7 +342,12 @@ final class InputRulesHTTPTests {
         _ = try committer.append([EventMapping.newEvent(signal, raw: nil, receipt: receipt)], attachments: [signal])
         let paid = LedgerEvent.observed(StatusObservation(merchantOrderNo: no, provider: "web3", source: .webhook, status: .paid,
                                                           observedAt: now, amount: "40", idempotencyKey: "web3:legacy-dot-order"))
-        _ = try committer.append([EventMapping.newEvent(paid, raw: nil, receipt: Receipt(requestID: "test", verifiedBy: "signature"))],
+        // As a signed webhook is kept: its raw body and the signature headers it came with.
+        let body = Array(#"{"merchantOrderNo":".","status":3,"amount":"40"}"#.utf8)
+        let ts = String(now.seconds)
+        let signedWith: JSONValue = .object([("X-Pay-Timestamp", .string(ts)),
+                                             ("X-Pay-Signature", .string(Web3Webhook.signature(key: LedgerFixture.web3Keys[0], timestamp: ts, body: body)))])
+        _ = try committer.append([EventMapping.newEvent(paid, raw: body, receipt: Receipt(requestID: "test", verifiedBy: "signature", signedWith: signedWith))],
                                  attachments: [paid])
         committer.shutdown()
         pool.close()
