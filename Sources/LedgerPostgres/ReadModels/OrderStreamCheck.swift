@@ -11,6 +11,8 @@ package final class OrderStreamCheck {
     private let check = ReadModelCheck()
     private let sink: ReadModelCheck.Sink
     private var stream = ""
+    /// The streams the scan gave, orders' and others' (each once: the scan is in stream order).
+    package private(set) var streams: Int64 = 0
     private var events: [ScannedEvent] = []
     private var page: QueryResult?
     private var columns: ReadModelCheck.PageColumns?
@@ -29,6 +31,7 @@ package final class OrderStreamCheck {
         if event.stream != stream {
             try streamEnded()
             stream = event.stream
+            streams += 1
         }
         if stream.hasPrefix(MerchantOrderNo.streamPrefix) { events.append(event) }
     }

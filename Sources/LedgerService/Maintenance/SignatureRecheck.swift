@@ -59,8 +59,7 @@ package struct SignatureRecheck: Sendable {
             if source() == EventSource.webhook.rawValue {
                 unsignedWebhooks += 1
                 let verifiedBy = metadata["verifiedBy"]?.stringValue.map { "verifiedBy \($0)" } ?? "no verifiedBy"
-                failures.append(Failure(position: position, provider: nil,
-                                        why: "it came from a webhook, but its metadata records no signature to check again (\(verifiedBy))"))
+                fail(position, nil, "it came from a webhook, but its metadata records no signature to check again (\(verifiedBy))")
             }
             return
         }

@@ -54,9 +54,8 @@ package struct Verification: Sendable {
             let nextPage: () throws -> QueryResult? = { try rows.next()?.first }   // one page a batch
 
             var summary = DifferenceSummary()
-            var folded: Int64 = 0
             var streams: Int64 = 0
-            var stream = ""
+            var folded: Int64 = 0
             try withoutActuallyEscaping(each) { each in
                 let orders = OrderStreamCheck(pages: nextPage) { difference in
                     summary.add(difference)
@@ -65,10 +64,6 @@ package struct Verification: Sendable {
                 do {
                     while let batch = try handOff.take() {
                         for event in batch {
-                            if event.stream != stream {
-                                streams += 1
-                                stream = event.stream
-                            }
                             try orders.add(event)
                             folded += 1
                             if folded % Self.progressEvery == 0 { progress(folded) }
@@ -80,6 +75,7 @@ package struct Verification: Sendable {
                     throw error
                 }
                 try orders.finish()
+                streams = orders.streams
             }
             let (links, recheck) = scan.outcome()
             try ReadModelCheck().checkEnrollments(on: c) { difference in
