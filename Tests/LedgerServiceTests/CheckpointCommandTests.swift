@@ -145,6 +145,19 @@ struct CheckpointCommandTests {
         #expect(rebuild.errorLines.count == 1 && rebuild.errorLines[0].contains("2 stored checkpoint note(s) no longer match the chain")
                 && rebuild.errorLines[0].contains("nothing was rebuilt"), "\(rebuild.errorLines)")
         #expect(try TamperedLogTests.readModels(c) == before, "the read models are untouched")
+
+        // ledger checkpoint hands out no old note for the rewritten head, and signs nothing
+        // over it, before or after new events arrive on top of it.
+        for moreEvents in [false, true] {
+            if moreEvents { try TestWrites(pool: db.pool(size: 1)).registerAndPay("RW-3") }
+            let resign = CLIRun()
+            #expect(resign(["checkpoint"], env: env) == 1)
+            #expect(resign.output.isEmpty, "\(resign.output)")
+            #expect(resign.errorLines.count == 1
+                    && resign.errorLines[0].contains("the newest stored checkpoint note, at position 4, no longer matches the log")
+                    && resign.errorLines[0].contains("nothing was signed"), "\(resign.errorLines)")
+            #expect(try c.query("SELECT count(*) AS n FROM ledger.signed_checkpoints").int64(0, "n") == 2)
+        }
     }
 
     @Test("rebuild checks the stored checkpoint notes first: all match on an intact log, and it rebuilds")
