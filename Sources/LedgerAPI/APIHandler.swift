@@ -181,8 +181,8 @@ struct APIHandler: Sendable {
         case .getOrder:
             let no = try orderNo()
             if let asOf = request.query["asOf"] {
-                guard let t = Timestamp.parse(asOf, lenient: true) else {
-                    throw ServiceError.badRequest("asOf must be an RFC 3339 time, for example 2026-11-01T12:00:00Z")
+                guard let t = PeriodBound.parse(asOf) else {
+                    throw ServiceError.badRequest("asOf must be \(PeriodBound.forms), for example 2026-11-01T12:00:00Z")
                 }
                 return json(200, try queries.order(no, asOf: t), masked: masked)
             }

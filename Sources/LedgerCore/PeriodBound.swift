@@ -1,5 +1,5 @@
-/// An export period's bound as exports.md has it: a date (YYYY-MM-DD, meaning 00:00 UTC)
-/// or an RFC 3339 time, which carries its offset (`Z` or `±hh:mm`). A time without an
+/// An export period's bound as exports.md has it, and the time an `asOf` read names: a date
+/// (YYYY-MM-DD, meaning 00:00 UTC) or an RFC 3339 time, which carries its offset (`Z` or `±hh:mm`). A time without an
 /// offset would be read in a zone its writer never named, and a fraction finer than the
 /// ledger's microseconds would be cut without a word: both are refused.
 public enum PeriodBound {

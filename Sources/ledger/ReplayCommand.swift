@@ -14,8 +14,8 @@ struct ReplayCommand {
                 usage: ledger replay --order NO [--as-of TIME] [--json]
                   Prints the order (number, provider, status, paid, how many events), then every event in ledger
                   order: position, recorded and observed times, source, type, how it was verified, and the status
-                  after it. --as-of stops at events recorded up to TIME
-                  (RFC 3339 or a date). --json prints one JSON object per event, then the final state.
+                  after it. --as-of stops at events recorded up to TIME (a date, 00:00 UTC, or an RFC 3339
+                  time with its offset, to the microsecond at most). --json prints one JSON object per event, then the final state.
                 """)
             return 0
         }
@@ -27,7 +27,7 @@ struct ReplayCommand {
         }
         var asOf: Timestamp?
         if let text = args.value("as-of") {
-            guard let t = Timestamp.parse(text, lenient: true) else { throw CLIError.usage("--as-of \(text) is not an RFC 3339 time or a date") }
+            guard let t = PeriodBound.parse(text) else { throw CLIError.usage("--as-of \(text) is not \(PeriodBound.forms)") }
             asOf = t
         }
         let steps = try Replay().run(no, asOf: asOf, on: cli.connect())

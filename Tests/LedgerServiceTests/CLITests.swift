@@ -269,5 +269,11 @@ struct CLITests {
         #expect(then.output.count == 7 && then.output[2].hasPrefix("status    1 awaiting_payment (as of ") && then.output[3] == "paid      no",
                 "\(then.output)")
         #expect(run(["replay", "--order", "bad order"], env: env) == 64)
+        // --as-of takes what asOf and the export bounds take, and nothing read in an unnamed zone.
+        for bad in ["yesterday", String(firstRecorded.dropLast()), firstRecorded.replacingOccurrences(of: "Z", with: "1Z")] {
+            let refused = CLIRun()
+            #expect(refused(["replay", "--order", "R-1", "--as-of", bad], env: env) == 64, "\(bad)")
+            #expect(refused.errorLines.count == 1 && refused.errorLines[0].contains("with its offset"), "\(bad): \(refused.errorLines)")
+        }
     }
 }

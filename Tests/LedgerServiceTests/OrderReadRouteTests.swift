@@ -58,8 +58,14 @@ final class OrderReadRouteTests {
 
         let before = try ledger.client.get("/v1/orders/A-1?asOf=2000-01-01T00:00:00Z", token: ledger.support)
         #expect(before.status == 404 && before.isProblem, "\(before)")
-        let bad = try ledger.client.get("/v1/orders/A-1?asOf=yesterday", token: ledger.support)
-        #expect(bad.status == 400 && bad.isProblem, "\(bad)")
+        // Only a date or a time with its offset, to the microsecond: nothing read in a zone
+        // its writer never named, nothing cut without a word.
+        for bad in ["yesterday", "2026-11-01T00:00:00", "2026-11-01%2000:00:00Z", "2026-11-01T00:00:00.1234567Z"] {
+            let answer = try ledger.client.get("/v1/orders/A-1?asOf=\(bad)", token: ledger.support)
+            #expect(answer.status == 400 && answer.isProblem && answer.text.contains("with its offset"), "\(bad): \(answer)")
+        }
+        let day = try ledger.client.get("/v1/orders/A-1?asOf=2000-01-01", token: ledger.support)
+        #expect(day.status == 404 && day.isProblem, "a date is a time: \(day)")
     }
 
     @Test("asOf goes by when the ledger recorded an event, not by the time the provider claims: a late webhook is not known earlier")
