@@ -44,7 +44,7 @@ struct CheckpointREADMETests {
         #expect(verified == 0 && output == "\(keyID)\n\(keyID)\nSignature Verified Successfully\n", "\(output)")
 
         let (recomputed, clean) = try Self.bash(psql, in: folder + "/notes", env: env)
-        #expect(recomputed == 0 && clean == "4 events recomputed, head 4, 0 differ from their stored hash; the note at 4 matches the recomputed chain\n",
+        #expect(recomputed == 0 && clean == "4 of the 4 events stored recomputed (head 4), 0 differ from their stored hash; the note at 4 matches the recomputed chain\n",
                 "\(clean)")
 
         let c = try db.connect()
@@ -53,8 +53,16 @@ struct CheckpointREADMETests {
         try c.query(CheckpointCommandTests.recomputeEveryHash)
         try c.query("ALTER TABLE ledger.events ENABLE TRIGGER USER")
         let (_, rewritten) = try Self.bash(psql, in: folder + "/notes", env: env)
-        #expect(rewritten == "4 events recomputed, head 4, 0 differ from their stored hash; the note at 4 DOES NOT MATCH the recomputed chain\n",
+        #expect(rewritten == "4 of the 4 events stored recomputed (head 4), 0 differ from their stored hash; the note at 4 DOES NOT MATCH the recomputed chain\n",
                 "\(rewritten)")
+
+        // An event deleted: the walk stops at the gap, and the count stored says so.
+        try c.query("ALTER TABLE ledger.events DISABLE TRIGGER USER")
+        try c.query("DELETE FROM ledger.events WHERE position = 2")
+        try c.query("ALTER TABLE ledger.events ENABLE TRIGGER USER")
+        let (_, gap) = try Self.bash(psql, in: folder + "/notes", env: env)
+        #expect(gap == "1 of the 3 events stored recomputed (head 1), 0 differ from their stored hash; the note at 4 DOES NOT MATCH the recomputed chain\n",
+                "\(gap)")
         LedgerFixture.drop(db)
     }
 
