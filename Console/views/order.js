@@ -117,7 +117,7 @@ function asOfControl(no, asOf) {
     h('label', { for: 'as-of' }, 'As of'), input,
     h('button', { type: 'submit', id: 'as-of-show' }, 'Show'),
     asOf ? h('button', { type: 'button', id: 'as-of-now', onclick: () => setAsOf(no, null) }, 'Back to now') : null,
-    h('span', { class: 'help', id: 'as-of-help' }, 'A UTC time (RFC 3339, or a date): the order as the ledger knew it then. An event\'s detail has a button for its own time.'));
+    h('span', { class: 'help', id: 'as-of-help' }, 'A date (00:00 UTC) or an RFC 3339 time with its offset, such as 2026-11-01T12:00:00Z: the order as the ledger knew it then. An event\'s detail has a button for its own time.'));
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     const value = input.value.trim();

@@ -341,6 +341,10 @@ def as_of(browser):
     c.page.click("#as-of-show")
     expect(c.page.locator("#as-of-note")).to_be_visible()
     expect(c.page.locator("#order-status")).not_to_contain_text("paid (3)")
+    # A time without its offset is not guessed at: the API's answer says what it takes.
+    c.page.fill("#as-of", rfc3339(before)[:-1])
+    c.page.click("#as-of-show")
+    expect(c.page.locator("section.error[data-status='400']")).to_contain_text("with its offset")
     c.close()
 
 
