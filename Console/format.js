@@ -14,18 +14,18 @@ export function statusBadge(code, name) {
 }
 
 /**
- * A time as microseconds since the epoch, read as the API reads `asOf`: RFC 3339, or a date
- * (midnight UTC), or a date and time without a zone (UTC). NaN when it is none of these.
+ * A time as microseconds since the epoch, read as the API reads `asOf` (TimeBound): a date
+ * (midnight UTC), or an RFC 3339 time with its offset, to the microsecond at most, no leap
+ * second. NaN when it is neither: a time without an offset is not guessed at.
  * Microseconds, because recorded times have them and milliseconds would merge two events.
  */
 export function timeMicros(value) {
-  let text = String(value).trim().replace(' ', 'T');
+  let text = String(value).trim();
   if (/^\d{4}-\d{2}-\d{2}$/.test(text)) text += 'T00:00:00Z';
-  else if (!/(Z|z|[+-]\d{2}:\d{2})$/.test(text)) text += 'Z';
-  const m = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d+))?(Z|z|[+-]\d{2}:\d{2})$/.exec(text);
+  const m = /^(\d{4}-\d{2}-\d{2})[Tt](\d{2}:[0-5]\d:[0-5]\d)(?:\.(\d{1,6}))?(Z|z|[+-](?:[01]\d|2[0-3]):[0-5]\d)$/.exec(text);
   if (!m) return NaN;
-  const seconds = Date.parse(m[1] + (m[3] === 'z' ? 'Z' : m[3]));
-  return seconds * 1000 + Number((m[2] || '').padEnd(6, '0').slice(0, 6));
+  const seconds = Date.parse(`${m[1]}T${m[2]}${m[4] === 'z' ? 'Z' : m[4]}`);
+  return seconds * 1000 + Number((m[3] || '').padEnd(6, '0'));
 }
 
 /** "2026-11-01 12:00:03 UTC", with the exact RFC 3339 value as a tooltip. */

@@ -121,7 +121,7 @@ function asOfControl(no, asOf) {
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     const value = input.value.trim();
-    if (value && Number.isNaN(timeMicros(value))) { input.setCustomValidity('Not a time: write it as 2026-11-01T12:00:00Z'); input.reportValidity(); return; }
+    if (value && Number.isNaN(timeMicros(value))) { input.setCustomValidity('Not a time: a date, or a time with its offset such as 2026-11-01T12:00:00Z'); input.reportValidity(); return; }
     input.setCustomValidity('');
     setAsOf(no, value || null);
   });

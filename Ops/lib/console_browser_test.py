@@ -341,9 +341,13 @@ def as_of(browser):
     c.page.click("#as-of-show")
     expect(c.page.locator("#as-of-note")).to_be_visible()
     expect(c.page.locator("#order-status")).not_to_contain_text("paid (3)")
-    # A time without its offset is not guessed at: the API's answer says what it takes.
+    # A time without its offset is not guessed at: the box says what it takes, and the page stays.
     c.page.fill("#as-of", rfc3339(before)[:-1])
     c.page.click("#as-of-show")
+    assert "with its offset" in c.page.eval_on_selector("#as-of", "i => i.validationMessage")
+    expect(c.page.locator("#as-of-note")).to_be_visible()
+    # Past the box, the API says the same: a 400 naming what asOf takes.
+    c.page.goto(f"{BASE}/console/orders/OOO-1?asOf={rfc3339(before)[:-1]}")
     expect(c.page.locator("section.error[data-status='400']")).to_contain_text("with its offset")
     c.close()
 

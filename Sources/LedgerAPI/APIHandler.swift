@@ -181,10 +181,7 @@ struct APIHandler: Sendable {
         case .getOrder:
             let no = try orderNo()
             if let asOf = request.query["asOf"] {
-                guard let t = PeriodBound.parse(asOf) else {
-                    throw ServiceError.badRequest("asOf must be \(PeriodBound.forms), for example 2026-11-01T12:00:00Z")
-                }
-                return json(200, try queries.order(no, asOf: t), masked: masked)
+                return json(200, try queries.order(no, asOf: try TimeQuery.parse(asOf, name: "asOf")), masked: masked)
             }
             return .json(200, try queries.orderDocument(no, masked: masked))
         case .orderEvents:

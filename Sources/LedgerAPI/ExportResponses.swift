@@ -70,15 +70,15 @@ final class ExportResponses: Sendable {
         let slot = Slot { [self] in self.running.withLock { $0 -= 1 } }
         let connection = try PostgresConnection(connectionString: connectionString, connectTimeoutSeconds: 2,
                                                 deadline: .now + .seconds(5))
-        return (ExportSession(kind: kind, from: from, to: to, format: format, connection: connection), slot)
+        return (ExportSession(kind: kind, from: from, to: to, format: format, connection: connection,
+                              newestNote: signer?.newestNote), slot)
     }
 
     private static func time(_ query: [String: String], _ name: String) throws -> Timestamp {
         guard let text = query[name], !text.isEmpty else {
-            throw ServiceError.badRequest("\(name) is required: \(PeriodBound.forms)")
+            throw ServiceError.badRequest("\(name) is required: \(TimeBound.forms)")
         }
-        guard let t = PeriodBound.parse(text) else { throw ServiceError.badRequest("\(name) \(text) is not \(PeriodBound.forms)") }
-        return t
+        return try TimeQuery.parse(text, name: name)
     }
 
     /// Frees a running export's place when the body is done with (finished, failed or dropped).

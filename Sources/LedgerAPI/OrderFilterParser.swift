@@ -59,9 +59,6 @@ enum OrderFilterParser {
 
     private static func time(_ text: String?, _ name: String) throws -> Timestamp? {
         guard let text else { return nil }
-        guard let t = Timestamp.parse(text, lenient: true) else {
-            throw ServiceError.badRequest("\(name) must be an RFC 3339 time or a date, for example 2026-11-01T00:00:00Z")
-        }
-        return t
+        return try TimeQuery.parse(text, name: name)
     }
 }

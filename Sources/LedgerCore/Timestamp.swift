@@ -104,7 +104,8 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         } else if b[i] == UInt8(ascii: "Z") || b[i] == UInt8(ascii: "z") {
             i += 1
         } else if b[i] == UInt8(ascii: "+") || b[i] == UInt8(ascii: "-") {
-            guard let oh = num(i + 1, 2), b.count > i + 3, b[i + 3] == UInt8(ascii: ":"), let om = num(i + 4, 2) else { return nil }
+            guard let oh = num(i + 1, 2), b.count > i + 3, b[i + 3] == UInt8(ascii: ":"), let om = num(i + 4, 2),
+                  oh < 24, om < 60 else { return nil }
             offset = (oh * 60 + om) * 60 * (b[i] == UInt8(ascii: "-") ? -1 : 1)
             i += 6
         } else {

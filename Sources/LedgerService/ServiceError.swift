@@ -22,6 +22,9 @@ public enum ServiceError: Error {
         switch error {
         case let e as ServiceError: return e
         case let e as ChainBreak: return .integrityFailure(e.description)
+        case let e as CheckpointError:
+            if case .cannotWrite = e { return .internalError(e.description) }
+            return .integrityFailure(e.description)   // the stored notes contradict the log
         case let e as CoreError:
             if case .invalidEvent = e { return .internalError(e.description) }   // stored data, not the caller's input
             return e.isUnauthenticated ? .unauthenticated(e.message) : .invalidInput(e)

@@ -12,7 +12,8 @@ struct CheckpointCommand {
                   Signs the chain's head with LEDGER_CHECKPOINT_KEY as a C2SP signed note (origin
                   LEDGER_CHECKPOINT_ORIGIN), stores it in ledger.signed_checkpoints, writes it to
                   LEDGER_CHECKPOINT_DIR as <position>.checkpoint when set, and prints it. When the
-                  head has not moved since the newest note, prints that note instead.
+                  head has not moved since the newest note, prints that note instead. Signs nothing,
+                  exit 1, when the newest note this key stored no longer matches the chain.
                 """)
             return 0
         }

@@ -36,7 +36,8 @@ struct ExportCommand {
         let configuration = try cli.configuration()
         // With a key, the manifest carries a checkpoint and its own signature (audit.md, *Signed exports*).
         let signer = try CheckpointSigner.configured(configuration.service.checkpoints)
-        let session = ExportSession(kind: kind, from: from, to: to, format: format, connection: try cli.connect(configuration))
+        let session = ExportSession(kind: kind, from: from, to: to, format: format, connection: try cli.connect(configuration),
+                                    newestNote: signer?.newestNote)
         let showProgress = isatty(STDERR_FILENO) == 1
         let progress: (Int64) -> Void = { rows in
             if showProgress { FileHandle.standardError.write(Data("\rledger export: \(rows) rows".utf8)) }
@@ -59,7 +60,7 @@ struct ExportCommand {
 
     private static func time(_ args: Arguments, _ name: String) throws -> Timestamp {
         let text = try args.required(name)
-        guard let t = PeriodBound.parse(text) else { throw CLIError.usage("--\(name) \(text) is not \(PeriodBound.forms)") }
+        guard let t = TimeBound.parse(text) else { throw CLIError.usage("--\(name) \(text) is not \(TimeBound.forms)") }
         return t
     }
 }

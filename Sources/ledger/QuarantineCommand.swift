@@ -13,7 +13,7 @@ struct QuarantineCommand {
         if args.has("help") {
             cli.output("""
                 usage: ledger quarantine prune --before TIME
-                  Deletes the rejected deliveries received before TIME (a date, 00:00 UTC, or an RFC 3339 time), then
+                  Deletes the rejected deliveries received before TIME (a date, 00:00 UTC, or an RFC 3339 time with its offset), then
                   rewrites the table (VACUUM FULL) so its size, which the quarantine's budget measures, shrinks. The
                   rewrite locks the quarantine for its duration: deliveries refused meanwhile wait for it.
                   Archive what you must keep first (for example with psql's \\copy).
@@ -23,9 +23,7 @@ struct QuarantineCommand {
         try args.allowOnly(flags: ["help"])
         guard args.positional == ["prune"] else { throw CLIError.usage("ledger quarantine takes one action: prune --before TIME") }
         let text = try args.required("before")
-        guard let before = Timestamp.parse(text, lenient: true) else {
-            throw CLIError.usage("--before \(text) is not a date (YYYY-MM-DD) or an RFC 3339 time")
-        }
+        guard let before = TimeBound.parse(text) else { throw CLIError.usage("--before \(text) is not \(TimeBound.forms)") }
         guard before.microseconds <= Timestamp.now().microseconds else {
             throw CLIError.usage("--before \(before.rfc3339) is in the future: it would delete deliveries not yet received")
         }

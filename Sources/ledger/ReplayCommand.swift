@@ -27,7 +27,7 @@ struct ReplayCommand {
         }
         var asOf: Timestamp?
         if let text = args.value("as-of") {
-            guard let t = PeriodBound.parse(text) else { throw CLIError.usage("--as-of \(text) is not \(PeriodBound.forms)") }
+            guard let t = TimeBound.parse(text) else { throw CLIError.usage("--as-of \(text) is not \(TimeBound.forms)") }
             asOf = t
         }
         let steps = try Replay().run(no, asOf: asOf, on: cli.connect())

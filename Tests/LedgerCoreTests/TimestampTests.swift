@@ -49,20 +49,24 @@ struct TimestampTests {
 }
 
 @Suite("An export period's bound: a date or an RFC 3339 time with its offset")
-struct PeriodBoundTests {
+struct TimeBoundTests {
     @Test("dates mean 00:00 UTC; times keep their offset and microseconds")
     func accepted() {
-        #expect(PeriodBound.parse("2026-11-01") == Timestamp.parse("2026-11-01T00:00:00Z"))
-        #expect(PeriodBound.parse("2026-11-01T01:00:00+01:00") == Timestamp.parse("2026-11-01T00:00:00Z"))
-        #expect(PeriodBound.parse("2026-11-01T00:00:00.123456Z")?.microseconds == Timestamp.parse("2026-11-01T00:00:00Z")!.microseconds + 123_456)
-        #expect(PeriodBound.parse("2026-11-01t00:00:00.5z") != nil)
+        #expect(TimeBound.parse("2026-11-01") == Timestamp.parse("2026-11-01T00:00:00Z"))
+        #expect(TimeBound.parse("2026-11-01T01:00:00+01:00") == Timestamp.parse("2026-11-01T00:00:00Z"))
+        #expect(TimeBound.parse("2026-11-01T00:00:00.123456Z")?.microseconds == Timestamp.parse("2026-11-01T00:00:00Z")!.microseconds + 123_456)
+        #expect(TimeBound.parse("2026-11-01t00:00:00.5z") != nil)
+        #expect(TimeBound.parse("2026-10-31T19:30:00-04:30") == Timestamp.parse("2026-11-01T00:00:00Z"))
+        #expect(TimeBound.parse("2026-11-01T23:59:00+23:59") == Timestamp.parse("2026-11-01T00:00:00Z"))
     }
 
-    @Test("a time without its offset, with a space for the T, finer than microseconds, or not a time at all is refused")
+    @Test("a time without its offset, with a space for the T, finer than microseconds, a leap second, an offset out of range, or not a time at all is refused")
     func refused() {
         for text in ["2026-11-01T00:00:00", "2026-11-01 00:00:00Z", "2026-11-01 00:00:00", "2026-11-01T00:00:00.1234567Z",
-                     "2026-11-01T00:00:00.000000000+01:00", "2026-11-1", "2026-02-30", "soon", "", "2026-11-01T00:00Z"] {
-            #expect(PeriodBound.parse(text) == nil, "\(text)")
+                     "2026-11-01T00:00:00.000000000+01:00", "2026-11-1", "2026-02-30", "soon", "", "2026-11-01T00:00Z",
+                     "2026-12-31T23:59:60Z", "2026-12-31T23:59:60.5Z", "2026-11-01T00:00:00+24:00", "2026-11-01T00:00:00+99:99",
+                     "2026-11-01T00:00:00-01:60", "2026-11-01T00:00:00 01:00"] {
+            #expect(TimeBound.parse(text) == nil, "\(text)")
         }
     }
 }

@@ -147,7 +147,7 @@ struct CheckpointCommandTests {
         #expect(try TamperedLogTests.readModels(c) == before, "the read models are untouched")
 
         // ledger checkpoint hands out no old note for the rewritten head, and signs nothing
-        // over it, before or after new events arrive on top of it.
+        // over it, before or after new events arrive on top of it; nor does a signed export.
         for moreEvents in [false, true] {
             if moreEvents { try TestWrites(pool: db.pool(size: 1)).registerAndPay("RW-3") }
             let resign = CLIRun()
@@ -158,6 +158,41 @@ struct CheckpointCommandTests {
                     && resign.errorLines[0].contains("nothing was signed"), "\(resign.errorLines)")
             #expect(try c.query("SELECT count(*) AS n FROM ledger.signed_checkpoints").int64(0, "n") == 2)
         }
+        let export = CLIRun()
+        let file = folder + "/events.csv"
+        #expect(export(["export", "events", "--from", "2000-01-01", "--to", "2100-01-01", "--out", file], env: env) == 1)
+        #expect(export.errorLines.count == 1 && export.errorLines[0].contains("at position 4, no longer matches the log"),
+                "\(export.errorLines)")
+        #expect(!FileManager.default.fileExists(atPath: file) && !FileManager.default.fileExists(atPath: file + ".manifest.json"))
+        var unsigned = env
+        unsigned["LEDGER_CHECKPOINT_KEY"] = nil
+        unsigned["LEDGER_CHECKPOINT_DIR"] = nil
+        #expect(export(["export", "events", "--from", "2000-01-01", "--to", "2100-01-01", "--out", file], env: unsigned) == 0,
+                "without a key nothing is signed, and the local checks alone pass the recomputed chain: \(export.errorLines)")
+    }
+
+    @Test("stored rows this key did not sign are passed over; one holding the head's position stops the signing")
+    func foreignRowsPassedOver() throws {
+        try generateKey()
+        try TestWrites(pool: db.pool(size: 1)).registerAndPay("FR-1")
+        _ = try checkpoint()
+        // Rows someone with the database's keys wrote: a note of another key for a position
+        // far ahead, and one with no valid signature at all for the next head.
+        let c = try db.connect()
+        let foreign = CheckpointSigner(key: .generate(), origin: "shop.example/ledger", directory: nil)
+        try CheckpointStore().insert(foreign.sign(position: 1_000, hash: Array(repeating: 7, count: 32)), on: c)
+        try TestWrites(pool: db.pool(size: 1)).registerAndPay("FR-2")
+        let next = try #require(Checkpoint(text: try checkpoint()))
+        #expect(next.body.position == 4, "the note at 1,000 proves nothing and is passed over")
+
+        let forged = foreign.sign(position: 6, hash: Array(repeating: 9, count: 32))
+        try CheckpointStore().insert(forged, on: c)
+        try TestWrites(pool: db.pool(size: 1)).registerAndPay("FR-3")
+        let run = CLIRun()
+        #expect(run(["checkpoint"], env: env) == 1)
+        #expect(run.errorLines.count == 1 && run.errorLines[0].contains("holds a note for position 6 that this key did not sign"),
+                "\(run.errorLines)")
+        #expect(try c.query("SELECT note FROM ledger.signed_checkpoints WHERE position = 6").string(0, "note") == forged.note.text)
     }
 
     @Test("rebuild checks the stored checkpoint notes first: all match on an intact log, and it rebuilds")

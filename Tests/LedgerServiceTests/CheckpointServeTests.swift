@@ -88,7 +88,21 @@ struct CheckpointServeTests {
         let run = CLIRun()
         #expect(run(["verify-export", folder + "/orders.csv", "--public-key", folder + "/checkpoint.pub"], env: ["DATABASE_URL": db.url]) == 0,
                 "\(run.output) \(run.errorLines)")
+
+        // A note stored, then the log rewritten below it with its chain recomputed: the
+        // manifest route signs nothing over it, and neither does the note at shutdown.
+        #expect(run(["checkpoint"], env: ["DATABASE_URL": db.url, "LEDGER_CHECKPOINT_KEY": folder + "/checkpoint.key"]) == 0,
+                "\(run.errorLines)")
+        let c = try db.connect()
+        try c.query("ALTER TABLE ledger.events DISABLE TRIGGER USER")
+        try c.query("UPDATE ledger.events SET metadata = metadata || '{\"requestId\":\"rewritten\"}' WHERE position = 1")
+        try c.query(CheckpointCommandTests.recomputeEveryHash)
+        try c.query("ALTER TABLE ledger.events ENABLE TRIGGER USER")
+        let refused = try client.get("/v1/exports/orders/manifest" + query, token: token)
+        #expect(refused.status == 500 && refused.isProblem && refused.json?["type"]?.stringValue == "urn:ledger:problem:integrity-failure"
+                && refused.text.contains("at position 2, no longer matches the log"), "\(refused)")
         #expect(serve.signal(SIGTERM) == 0)
+        #expect(serve.logText.contains("no checkpoint is signed while the stored notes contradict the log"), "\(serve.logText)")
     }
 
     @Test("ledger serve refuses to start, exit 2, with a key it cannot use")

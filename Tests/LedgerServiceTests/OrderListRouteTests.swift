@@ -69,7 +69,7 @@ final class OrderListRouteTests {
         #expect(try numbers("updatedFrom=2000-01-01T00:00:00Z&updatedTo=2000-01-02T00:00:00Z") == [])
 
         for bad in ["cursor=bm90LWEtY3Vyc29y", "cursor=%%%", "limit=0", "limit=501", "status=9", "paid=yes", "colour=red",
-                    "updatedFrom=soon"] {
+                    "updatedFrom=soon", "updatedFrom=2026-11-01T00:00:00", "updatedTo=2026-11-01T00:00:00.1234567Z"] {
             let reply = try ledger.client.get("/v1/orders?" + bad, token: ledger.support)
             #expect(reply.status == 400 && reply.isProblem, "\(bad) → \(reply)")
         }

@@ -66,6 +66,11 @@ final class OrderReadRouteTests {
         }
         let day = try ledger.client.get("/v1/orders/A-1?asOf=2000-01-01", token: ledger.support)
         #expect(day.status == 404 && day.isProblem, "a date is a time: \(day)")
+        // An offset: its + sent as %2B is read; sent bare it decodes to a space, and the answer says so.
+        let offset = try ledger.client.get("/v1/orders/A-1?asOf=\(paidAt.dropLast())%2B00:00", token: ledger.support)
+        #expect(offset.status == 200 && offset.json?["status"]?.int64Value == 3, "\(offset)")
+        let bare = try ledger.client.get("/v1/orders/A-1?asOf=\(paidAt.dropLast())+00:00", token: ledger.support)
+        #expect(bare.status == 400 && bare.text.contains("%2B"), "\(bare)")
     }
 
     @Test("asOf goes by when the ledger recorded an event, not by the time the provider claims: a late webhook is not known earlier")

@@ -42,7 +42,7 @@ final class QuarantinePruneTests {
         #expect(try ledger.sendWeb3(LedgerFixture.web3Body("QB-1", status: 3), key: "forged").status == 401)
         let future = Timestamp(seconds: Timestamp.now().seconds + 3_600).rfc3339
         for arguments in [["quarantine", "prune"], ["quarantine", "prune", "--before", future], ["quarantine", "list"],
-                          ["quarantine", "prune", "--before", "soon"]] {
+                          ["quarantine", "prune", "--before", "soon"], ["quarantine", "prune", "--before", "2026-06-01T00:00:00"]] {
             let run = CLIRun()
             #expect(run(arguments, env: env) == 64, "\(arguments)")
             #expect(run.errorLines.count == 1 && run.output.isEmpty, "\(arguments): \(run.errorLines)")

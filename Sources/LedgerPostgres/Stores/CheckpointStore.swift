@@ -33,6 +33,15 @@ public struct CheckpointStore: Sendable {
             """)).first
     }
 
+    /// The notes before `position` (all of them with nil), newest first.
+    public func newestFirst(before position: Int64?, limit: Int, on connection: PostgresConnection) throws -> [StoredCheckpoint] {
+        try Self.rows(connection.query("""
+            SELECT position, hash, ledger.micros(signed_at) AS signed_us, note
+              FROM ledger.signed_checkpoints WHERE $1::bigint IS NULL OR position < $1
+             ORDER BY position DESC LIMIT $2
+            """, [position.map { .int($0) } ?? .null, .int(Int64(limit))]))
+    }
+
     /// The notes after `position`, oldest first.
     public func list(after position: Int64, limit: Int, on connection: PostgresConnection) throws -> [StoredCheckpoint] {
         try Self.rows(connection.query("""

@@ -57,6 +57,9 @@ package final class CheckpointLoop: Sendable {
             if case .signed(let checkpoint) = outcome {
                 logger.info("signed a checkpoint", [("position", .int(Int(checkpoint.body.position))), ("reason", .string(reason))])
             }
+        } catch let error as CheckpointError where error.contradictsLog {
+            logger.error("no checkpoint is signed while the stored notes contradict the log; look into it with ledger verify --checkpoints",
+                         [("reason", .string(reason)), ("error", .string(error.description))])
         } catch {
             logger.error("a checkpoint could not be signed; the next one tries again",
                          [("reason", .string(reason)), ("error", .string(String(describing: error)))])

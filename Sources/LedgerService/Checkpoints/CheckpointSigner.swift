@@ -4,15 +4,27 @@ import LedgerPostgres
 /// Why a checkpoint could not be made or kept.
 public enum CheckpointError: Error, CustomStringConvertible {
     case cannotWrite(String, String)
-    /// The newest stored note no longer describes the log: its event is gone, or the
-    /// chain's hash there is another (the history up to it was rewritten). Nothing is signed.
+    /// The newest stored note this key signed no longer describes the log: its event is
+    /// gone, or the chain's hash there is another (the history up to it was rewritten).
+    /// Nothing is signed (`NewestNoteCheck`).
     case noteContradicted(position: Int64, found: String)
+    /// The head's position holds a stored note this key did not sign: nothing is signed.
+    case positionTaken(Int64)
+
+    /// The stored notes and the log disagree: no retry will sign until someone looks.
+    public var contradictsLog: Bool {
+        if case .cannotWrite = self { return false }
+        return true
+    }
 
     public var description: String {
         switch self {
         case .cannotWrite(let path, let reason): return "cannot write the checkpoint file \(path): \(reason)"
         case .noteContradicted(let position, let found):
             return "the newest stored checkpoint note, at position \(position), no longer matches the log (\(found)): "
+                + "nothing was signed; run `ledger verify --checkpoints` with the notes kept elsewhere"
+        case .positionTaken(let position):
+            return "ledger.signed_checkpoints holds a note for position \(position) that this key did not sign: "
                 + "nothing was signed; run `ledger verify --checkpoints` with the notes kept elsewhere"
         }
     }
@@ -61,14 +73,16 @@ public struct CheckpointSigner: Sendable {
         case empty
     }
 
-    /// Signs the current head unless the newest stored note already covers it. The newest
-    /// note must still match the log first (`CheckpointError.noteContradicted`): a log
+    /// The check that comes before anything signs the head (`NewestNoteCheck`).
+    package var newestNote: NewestNoteCheck { NewestNoteCheck(publicKey: key.publicKey, origin: origin) }
+
+    /// Signs the current head unless the newest note this key stored already covers it.
+    /// That note must still match the log first (`CheckpointError.noteContradicted`): a log
     /// rewritten below it, its chain recomputed, is never signed again as if it were the same
     /// history, and a note is never handed out for a head it does not describe.
     public func checkpoint(on connection: PostgresConnection, now: Timestamp = .now()) throws -> Outcome {
         let head = try events.head(on: connection)
-        let newest = try store.newest(on: connection)
-        if let newest { try requireMatch(newest, on: connection) }
+        let newest = try newestNote.run(on: connection)   // at or below the head, once it holds
         guard head.position > 0 else { return .empty }
         if let newest, newest.position >= head.position {
             try directory?.write(newest.note, position: newest.position)
@@ -76,29 +90,14 @@ public struct CheckpointSigner: Sendable {
         }
         let checkpoint = sign(position: head.position, hash: head.hash, now: now)
         guard try store.insert(checkpoint, on: connection) else {
-            // Another signer stored this position first: its note is the one kept.
-            guard let newest = try store.newest(on: connection) else { return .empty }
-            try requireMatch(newest, on: connection)
+            // Another signer stored this position first: its note is the one kept, if it is ours.
+            guard let newest = try newestNote.run(on: connection), newest.position == head.position else {
+                throw CheckpointError.positionTaken(head.position)
+            }
             return .unchanged(newest)
         }
         try directory?.write(checkpoint.note.text, position: head.position)
         return .signed(checkpoint)
-    }
-
-    /// The chain's stored hash at the note's position must be the one its signed text
-    /// names (the text, not the row's `hash` column, which is not signed).
-    func requireMatch(_ note: StoredCheckpoint, on connection: PostgresConnection) throws {
-        guard let signed = Checkpoint(text: note.note)?.body, signed.position == note.position else {
-            throw CheckpointError.noteContradicted(position: note.position, found: "its text is not a checkpoint note of that position")
-        }
-        guard let hash = try store.chainHashes(at: [note.position], on: connection)[note.position] else {
-            throw CheckpointError.noteContradicted(position: note.position, found: "no event is stored there")
-        }
-        if hash != signed.hash {
-            throw CheckpointError.noteContradicted(
-                position: note.position,
-                found: "the chain's hash there is \(Hex.encode(hash)), the note says \(Hex.encode(signed.hash))")
-        }
     }
 
     /// A note for `position` and `hash`, not stored (an export's own note).

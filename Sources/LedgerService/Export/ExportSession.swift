@@ -63,9 +63,15 @@ package final class ExportSession {
     /// Order streams whose state is kept between events of an events export.
     package static let defaultCachedStreams = 4_096
 
+    /// With a key, the check that the stored notes still match the log, made in the
+    /// export's snapshot before its manifest's `checkpoint` is signed over `ledgerHead`.
+    private let newestNote: NewestNoteCheck?
+
     /// `cachedStreams`: how many order states an events export keeps (memory stays bounded).
+    /// `newestNote`: given when the manifest will be signed (`CheckpointSigner.newestNote`).
     package init(kind: ExportKind, from: Timestamp, to: Timestamp, format: ExportFormat, connection: PostgresConnection,
-         cachedStreams: Int = ExportSession.defaultCachedStreams) {
+         cachedStreams: Int = ExportSession.defaultCachedStreams, newestNote: NewestNoteCheck? = nil) {
+        self.newestNote = newestNote
         statuses = StatusTracker(capacity: cachedStreams)
         self.kind = kind
         self.from = from
@@ -131,6 +137,7 @@ package final class ExportSession {
         try waitUntilNoAppendCanRecordBeforeTo()
         try connection.beginSpanningTransaction("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
         head = try EventStore().head(on: connection)
+        _ = try newestNote?.run(on: connection)
         let snapshot = try SharedSnapshot.export(from: connection)
         beside = BesideReads(snapshot: snapshot, connectionString: connection.connectionString)
         let connection = self.connection, batchRows = Self.batchRows

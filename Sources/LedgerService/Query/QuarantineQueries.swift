@@ -52,10 +52,7 @@ package struct QuarantineQueries: Sendable {
     package static func page(before: String?, limit: String?) throws -> (before: Timestamp?, limit: Int) {
         var page: (before: Timestamp?, limit: Int) = (nil, defaultLimit)
         if let before {
-            guard let t = Timestamp.parse(before) else {
-                throw ServiceError.badRequest("before must be an RFC 3339 time, for example 2026-11-01T12:00:00Z")
-            }
-            page.before = t
+            page.before = try TimeQuery.parse(before, name: "before")
         }
         if let limit {
             guard let n = Int(limit), (1...maxLimit).contains(n) else {
