@@ -121,10 +121,7 @@ struct CheckpointCommandTests {
         #expect(clean.output.contains("checkpoints match the chain: 2 notes verify"), "\(clean.output)")
 
         let c = try db.connect()
-        try c.query("ALTER TABLE ledger.events DISABLE TRIGGER USER")
-        try c.query("UPDATE ledger.events SET metadata = metadata || '{\"requestId\":\"rewritten\"}' WHERE position = 1")
-        try c.query(Self.recomputeEveryHash)
-        try c.query("ALTER TABLE ledger.events ENABLE TRIGGER USER")
+        try Self.rewriteFirstEvent(on: c)
         let walkOnly = CLIRun()
         #expect(walkOnly(["verify"], env: env) == 0, "the rewritten chain is consistent: \(walkOnly.errorLines)")
 
@@ -300,6 +297,15 @@ struct CheckpointCommandTests {
         let data = pipe.fileHandleForReading.readDataToEndOfFile()
         p.waitUntilExit()
         return (p.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    /// The insider's rewrite: the first event's metadata edited with the triggers off, and
+    /// every hash from it on recomputed, so the chain's walk passes and only notes catch it.
+    static func rewriteFirstEvent(on c: PostgresConnection) throws {
+        try c.query("ALTER TABLE ledger.events DISABLE TRIGGER USER")
+        try c.query("UPDATE ledger.events SET metadata = metadata || '{\"requestId\":\"rewritten\"}' WHERE position = 1")
+        try c.query(recomputeEveryHash)
+        try c.query("ALTER TABLE ledger.events ENABLE TRIGGER USER")
     }
 
     /// What the insider does: every hash from the first event on, recomputed with ledger.event_hash.

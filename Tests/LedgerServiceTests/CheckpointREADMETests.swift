@@ -48,10 +48,7 @@ struct CheckpointREADMETests {
                 "\(clean)")
 
         let c = try db.connect()
-        try c.query("ALTER TABLE ledger.events DISABLE TRIGGER USER")
-        try c.query("UPDATE ledger.events SET metadata = metadata || '{\"requestId\":\"rewritten\"}' WHERE position = 1")
-        try c.query(CheckpointCommandTests.recomputeEveryHash)
-        try c.query("ALTER TABLE ledger.events ENABLE TRIGGER USER")
+        try CheckpointCommandTests.rewriteFirstEvent(on: c)
         let (_, rewritten) = try Self.bash(psql, in: folder + "/notes", env: env)
         #expect(rewritten == "4 of the 4 events stored recomputed (head 4), 0 differ from their stored hash; the note at 4 DOES NOT MATCH the recomputed chain\n",
                 "\(rewritten)")

@@ -94,10 +94,7 @@ struct CheckpointServeTests {
         #expect(run(["checkpoint"], env: ["DATABASE_URL": db.url, "LEDGER_CHECKPOINT_KEY": folder + "/checkpoint.key"]) == 0,
                 "\(run.errorLines)")
         let c = try db.connect()
-        try c.query("ALTER TABLE ledger.events DISABLE TRIGGER USER")
-        try c.query("UPDATE ledger.events SET metadata = metadata || '{\"requestId\":\"rewritten\"}' WHERE position = 1")
-        try c.query(CheckpointCommandTests.recomputeEveryHash)
-        try c.query("ALTER TABLE ledger.events ENABLE TRIGGER USER")
+        try CheckpointCommandTests.rewriteFirstEvent(on: c)
         let refused = try client.get("/v1/exports/orders/manifest" + query, token: token)
         #expect(refused.status == 500 && refused.isProblem && refused.json?["type"]?.stringValue == "urn:ledger:problem:integrity-failure"
                 && refused.text.contains("at position 2, no longer matches the log"), "\(refused)")

@@ -90,8 +90,9 @@ public struct CheckpointSigner: Sendable {
         }
         let checkpoint = sign(position: head.position, hash: head.hash, now: now)
         guard try store.insert(checkpoint, on: connection) else {
-            // Another signer stored this position first: its note is the one kept, if it is ours.
-            guard let newest = try newestNote.run(on: connection), newest.position == head.position else {
+            // Another signer stored this position first: its note is the one kept, if it is
+            // ours (or one of ours already covers a later head).
+            guard let newest = try newestNote.run(on: connection), newest.position >= head.position else {
                 throw CheckpointError.positionTaken(head.position)
             }
             return .unchanged(newest)

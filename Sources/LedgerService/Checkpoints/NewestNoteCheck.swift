@@ -26,30 +26,31 @@ package struct NewestNoteCheck: Sendable {
         while true {
             let page = try store.newestFirst(before: before, limit: Self.pageSize, on: connection)
             guard let last = page.last else { return nil }
-            if let ours = page.first(where: signedHere) {
-                try requireMatch(ours, on: connection)
-                return ours
+            for row in page {
+                guard let signed = signedHere(row) else { continue }
+                try requireMatch(signed, on: connection)
+                return row
             }
             before = last.position
         }
     }
 
-    /// Whether the row is a note of this key and origin for the position it is stored at.
-    func signedHere(_ row: StoredCheckpoint) -> Bool {
-        guard let checkpoint = Checkpoint(text: row.note) else { return false }
-        return checkpoint.body.position == row.position && checkpoint.body.origin == origin
-            && checkpoint.note.verifies(name: origin, publicKey: publicKey)
+    /// What the row's note signed, when it is a note of this key and origin for the position
+    /// it is stored at; nil otherwise.
+    func signedHere(_ row: StoredCheckpoint) -> CheckpointBody? {
+        guard let checkpoint = Checkpoint(text: row.note), checkpoint.body.position == row.position,
+              checkpoint.body.origin == origin, checkpoint.note.verifies(name: origin, publicKey: publicKey) else { return nil }
+        return checkpoint.body
     }
 
-    /// The chain's stored hash at the note's position must be the one its signed text names.
-    private func requireMatch(_ note: StoredCheckpoint, on connection: PostgresConnection) throws {
-        guard let signed = Checkpoint(text: note.note)?.body else { return }   // signedHere parsed it
-        guard let hash = try CheckpointStore().chainHashes(at: [note.position], on: connection)[note.position] else {
-            throw CheckpointError.noteContradicted(position: note.position, found: "no event is stored there")
+    /// The chain's stored hash at the note's position must be the one it signed.
+    private func requireMatch(_ signed: CheckpointBody, on connection: PostgresConnection) throws {
+        guard let hash = try CheckpointStore().chainHashes(at: [signed.position], on: connection)[signed.position] else {
+            throw CheckpointError.noteContradicted(position: signed.position, found: "no event is stored there")
         }
         if hash != signed.hash {
             throw CheckpointError.noteContradicted(
-                position: note.position,
+                position: signed.position,
                 found: "the chain's hash there is \(Hex.encode(hash)), the note says \(Hex.encode(signed.hash))")
         }
     }
