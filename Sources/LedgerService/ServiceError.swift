@@ -23,8 +23,7 @@ public enum ServiceError: Error {
         case let e as ServiceError: return e
         case let e as ChainBreak: return .integrityFailure(e.description)
         case let e as CheckpointError:
-            if case .cannotWrite = e { return .internalError(e.description) }
-            return .integrityFailure(e.description)   // the stored notes contradict the log
+            return e.contradictsLog ? .integrityFailure(e.description) : .internalError(e.description)
         case let e as CoreError:
             if case .invalidEvent = e { return .internalError(e.description) }   // stored data, not the caller's input
             return e.isUnauthenticated ? .unauthenticated(e.message) : .invalidInput(e)

@@ -43,13 +43,14 @@ struct RebuildCommand {
         // With the checkpoint key, the notes signed so far must still match the chain: a
         // rewrite that recomputed every hash after them is refused before anything is built.
         if let keyPath = configuration.service.checkpoints.keyPath {
-            let report = try StoredNotesCheck(publicKey: try CheckpointKeyFile.load(path: keyPath).publicKey).run(on: reader)
+            let (report, passedOver) = try StoredNotesCheck(publicKey: try CheckpointKeyFile.load(path: keyPath).publicKey).run(on: reader)
             if let first = report.failures.first {
                 for failure in report.failures { cli.output("checkpoint fails: " + failure) }
                 throw MaintenanceError.rebuildRefused("\(report.failures.count) stored checkpoint note(s) no longer match the chain "
                     + "(the first: \(first)); the log was rewritten after they were signed: nothing was rebuilt")
             }
-            cli.output("stored checkpoints match the chain: \(report.notes) notes verify")
+            cli.output("stored checkpoints match the chain: \(report.notes) notes verify"
+                + (passedOver > 0 ? "; \(passedOver) stored notes not signed by this key passed over" : ""))
         }
         let outcome = try rebuild.run(reader: reader, writer: writer)
         cli.output("phases: " + outcome.phases.map { "\($0.0) \(Self.format($0.1)) s" }.joined(separator: ", "))

@@ -168,13 +168,12 @@ struct CheckpointCommandTests {
                 "without a key nothing is signed, and the local checks alone pass the recomputed chain: \(export.errorLines)")
     }
 
-    @Test("stored rows this key did not sign are passed over; one holding the head's position stops the signing")
+    @Test("stored rows this key did not sign are passed over, a new key's included; one holding the head's position stops the signing")
     func foreignRowsPassedOver() throws {
         try generateKey()
         try TestWrites(pool: db.pool(size: 1)).registerAndPay("FR-1")
         _ = try checkpoint()
-        // Rows someone with the database's keys wrote: a note of another key for a position
-        // far ahead, and one with no valid signature at all for the next head.
+        // A row someone with the database's keys wrote: another key's note for a position far ahead.
         let c = try db.connect()
         let foreign = CheckpointSigner(key: .generate(), origin: "shop.example/ledger", directory: nil)
         try CheckpointStore().insert(foreign.sign(position: 1_000, hash: Array(repeating: 7, count: 32)), on: c)
@@ -182,14 +181,33 @@ struct CheckpointCommandTests {
         let next = try #require(Checkpoint(text: try checkpoint()))
         #expect(next.body.position == 4, "the note at 1,000 proves nothing and is passed over")
 
-        let forged = foreign.sign(position: 6, hash: Array(repeating: 9, count: 32))
-        try CheckpointStore().insert(forged, on: c)
+        // A new key: the old key's notes are passed over too, once the head has moved past them.
+        let rotated = CLIRun()
+        #expect(rotated(["keys", "generate", "--out", folder + "/new"], env: env) == 0, "\(rotated.errorLines)")
+        var newKey = env
+        newKey["LEDGER_CHECKPOINT_KEY"] = folder + "/new/checkpoint.key"
+        let unmoved = CLIRun()
+        #expect(unmoved(["checkpoint"], env: newKey) == 1)
+        #expect(unmoved.errorLines.count == 1 && unmoved.errorLines[0].contains("already holds a note for position 4")
+                && unmoved.errorLines[0].contains("once the head moves"), "\(unmoved.errorLines)")
         try TestWrites(pool: db.pool(size: 1)).registerAndPay("FR-3")
+        let signed = CLIRun()
+        #expect(signed(["checkpoint"], env: newKey) == 0, "\(signed.errorLines)")
+        #expect(Checkpoint(text: signed.output.joined(separator: "\n") + "\n")?.body.position == 6, "\(signed.output)")
+        let rebuild = CLIRun()
+        #expect(rebuild(["rebuild"], env: newKey) == 0, "\(rebuild.errorLines)")
+        #expect(rebuild.output.contains("stored checkpoints match the chain: 1 notes verify; 3 stored notes not signed by this key passed over"),
+                "\(rebuild.output)")
+
+        // A row this key did not sign at the next head's position: nothing is signed.
+        let forged = foreign.sign(position: 8, hash: Array(repeating: 9, count: 32))
+        try CheckpointStore().insert(forged, on: c)
+        try TestWrites(pool: db.pool(size: 1)).registerAndPay("FR-4")
         let run = CLIRun()
-        #expect(run(["checkpoint"], env: env) == 1)
-        #expect(run.errorLines.count == 1 && run.errorLines[0].contains("holds a note for position 6 that this key did not sign"),
+        #expect(run(["checkpoint"], env: newKey) == 1)
+        #expect(run.errorLines.count == 1 && run.errorLines[0].contains("already holds a note for position 8 that this key did not sign"),
                 "\(run.errorLines)")
-        #expect(try c.query("SELECT note FROM ledger.signed_checkpoints WHERE position = 6").string(0, "note") == forged.note.text)
+        #expect(try c.query("SELECT note FROM ledger.signed_checkpoints WHERE position = 8").string(0, "note") == forged.note.text)
     }
 
     @Test("rebuild checks the stored checkpoint notes first: all match on an intact log, and it rebuilds")

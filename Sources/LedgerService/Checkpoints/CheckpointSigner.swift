@@ -8,13 +8,14 @@ public enum CheckpointError: Error, CustomStringConvertible {
     /// gone, or the chain's hash there is another (the history up to it was rewritten).
     /// Nothing is signed (`NewestNoteCheck`).
     case noteContradicted(position: Int64, found: String)
-    /// The head's position holds a stored note this key did not sign: nothing is signed.
+    /// The head's position holds a stored note this key did not sign (a retired key's, or a
+    /// row written outside the ledger): nothing is signed until the head moves.
     case positionTaken(Int64)
 
     /// The stored notes and the log disagree: no retry will sign until someone looks.
     public var contradictsLog: Bool {
-        if case .cannotWrite = self { return false }
-        return true
+        if case .noteContradicted = self { return true }
+        return false
     }
 
     public var description: String {
@@ -24,8 +25,8 @@ public enum CheckpointError: Error, CustomStringConvertible {
             return "the newest stored checkpoint note, at position \(position), no longer matches the log (\(found)): "
                 + "nothing was signed; run `ledger verify --checkpoints` with the notes kept elsewhere"
         case .positionTaken(let position):
-            return "ledger.signed_checkpoints holds a note for position \(position) that this key did not sign: "
-                + "nothing was signed; run `ledger verify --checkpoints` with the notes kept elsewhere"
+            return "ledger.signed_checkpoints already holds a note for position \(position) that this key did not sign "
+                + "(another key's, or a row written outside the ledger): nothing was signed; a note is signed once the head moves"
         }
     }
 }
@@ -74,7 +75,7 @@ public struct CheckpointSigner: Sendable {
     }
 
     /// The check that comes before anything signs the head (`NewestNoteCheck`).
-    package var newestNote: NewestNoteCheck { NewestNoteCheck(publicKey: key.publicKey, origin: origin) }
+    package var newestNote: NewestNoteCheck { NewestNoteCheck(publicKey: key.publicKey) }
 
     /// Signs the current head unless the newest note this key stored already covers it.
     /// That note must still match the log first (`CheckpointError.noteContradicted`): a log

@@ -5,20 +5,16 @@ import LedgerPostgres
 /// `ledger serve` signs, a signed export's manifest): the newest note this key signed that
 /// `ledger.signed_checkpoints` holds still matches the chain, its signed hash at its
 /// position. A log rewritten below that note, its chain recomputed, is otherwise signed
-/// again as if it were the same history. Rows this key and origin did not sign (another
-/// key's, or rows written by someone with the database's keys) prove nothing either way:
-/// they are passed over here, and `ledger rebuild` and `ledger verify --checkpoints` name them.
+/// again as if it were the same history. Rows this key did not sign (a retired key's, or
+/// rows written by someone with the database's keys) prove nothing either way: they are
+/// passed over, here and by `ledger rebuild`'s check of every stored note, which counts them.
 package struct NewestNoteCheck: Sendable {
     package let publicKey: Ed25519PublicKey
-    package let origin: String
     static let pageSize = 100
 
-    package init(publicKey: Ed25519PublicKey, origin: String) {
-        self.publicKey = publicKey
-        self.origin = origin
-    }
+    package init(publicKey: Ed25519PublicKey) { self.publicKey = publicKey }
 
-    /// The newest note of this key and origin, checked against the chain; nil when none is
+    /// The newest note of this key, checked against the chain; nil when none is
     /// stored. Throws `CheckpointError.noteContradicted` when the chain no longer has it.
     package func run(on connection: PostgresConnection) throws -> StoredCheckpoint? {
         let store = CheckpointStore()
@@ -27,7 +23,7 @@ package struct NewestNoteCheck: Sendable {
             let page = try store.newestFirst(before: before, limit: Self.pageSize, on: connection)
             guard let last = page.last else { return nil }
             for row in page {
-                guard let signed = signedHere(row) else { continue }
+                guard let signed = Self.signed(row, by: publicKey) else { continue }
                 try requireMatch(signed, on: connection)
                 return row
             }
@@ -35,11 +31,11 @@ package struct NewestNoteCheck: Sendable {
         }
     }
 
-    /// What the row's note signed, when it is a note of this key and origin for the position
-    /// it is stored at; nil otherwise.
-    func signedHere(_ row: StoredCheckpoint) -> CheckpointBody? {
+    /// What the row's note signed, when it is a note of `publicKey` (under the origin its
+    /// body names) for the position it is stored at; nil otherwise.
+    static func signed(_ row: StoredCheckpoint, by publicKey: Ed25519PublicKey) -> CheckpointBody? {
         guard let checkpoint = Checkpoint(text: row.note), checkpoint.body.position == row.position,
-              checkpoint.body.origin == origin, checkpoint.note.verifies(name: origin, publicKey: publicKey) else { return nil }
+              checkpoint.note.verifies(name: checkpoint.body.origin, publicKey: publicKey) else { return nil }
         return checkpoint.body
     }
 
