@@ -22,8 +22,11 @@ export function statusBadge(code, name) {
 export function timeMicros(value) {
   let text = String(value).trim();
   if (/^\d{4}-\d{2}-\d{2}$/.test(text)) text += 'T00:00:00Z';
-  const m = /^(\d{4}-\d{2}-\d{2})[Tt](\d{2}:[0-5]\d:[0-5]\d)(?:\.(\d{1,6}))?(Z|z|[+-](?:[01]\d|2[0-3]):[0-5]\d)$/.exec(text);
+  const m = /^(\d{4}-\d{2}-\d{2})[Tt]((?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d)(?:\.(\d{1,6}))?(Z|z|[+-](?:[01]\d|2[0-3]):[0-5]\d)$/.exec(text);
   if (!m) return NaN;
+  // A day the month does not have (2026-02-30) is refused, as the API refuses it, not rolled over.
+  const day = new Date(`${m[1]}T00:00:00Z`);
+  if (Number.isNaN(day.getTime()) || day.toISOString().slice(0, 10) !== m[1]) return NaN;
   const seconds = Date.parse(`${m[1]}T${m[2]}${m[4] === 'z' ? 'Z' : m[4]}`);
   return seconds * 1000 + Number((m[3] || '').padEnd(6, '0'));
 }

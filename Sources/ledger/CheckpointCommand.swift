@@ -12,8 +12,9 @@ struct CheckpointCommand {
                   Signs the chain's head with LEDGER_CHECKPOINT_KEY as a C2SP signed note (origin
                   LEDGER_CHECKPOINT_ORIGIN), stores it in ledger.signed_checkpoints, writes it to
                   LEDGER_CHECKPOINT_DIR as <position>.checkpoint when set, and prints it. When the
-                  head has not moved since the newest note, prints that note instead. Signs nothing,
-                  exit 1, when the newest note this key stored no longer matches the chain.
+                  head has not moved since the newest note, prints that note instead. The chain is walked
+                  from the newest note this key stored to the head first: signs nothing, exit 1, when it
+                  no longer reaches the head from that note.
                 """)
             return 0
         }
@@ -24,6 +25,11 @@ struct CheckpointCommand {
         switch try signer.checkpoint(on: cli.connect(configuration)) {
         case .signed(let checkpoint):
             cli.output(String(checkpoint.note.text.dropLast()))   // output adds the last LF
+        case .unstored(let checkpoint):
+            cli.errorOutput("ledger: ledger.signed_checkpoints already holds a row for position \(checkpoint.body.position) that this key "
+                + "did not sign (a retired key's note, or one written outside the ledger): the note is printed"
+                + " and written to LEDGER_CHECKPOINT_DIR when set, but not stored")
+            cli.output(String(checkpoint.note.text.dropLast()))
         case .unchanged(let stored):
             cli.errorOutput("ledger: the head has not moved since the note at position \(stored.position): printing that note")
             cli.output(String(stored.note.dropLast()))

@@ -168,7 +168,7 @@ struct CheckpointCommandTests {
                 "without a key nothing is signed, and the local checks alone pass the recomputed chain: \(export.errorLines)")
     }
 
-    @Test("stored rows this key did not sign are passed over, a new key's included; one holding the head's position stops the signing")
+    @Test("stored rows this key did not sign are passed over, a retired key's included; one holding the head's position keeps the note out of the table, not out of the auditor's hands")
     func foreignRowsPassedOver() throws {
         try generateKey()
         try TestWrites(pool: db.pool(size: 1)).registerAndPay("FR-1")
@@ -181,15 +181,20 @@ struct CheckpointCommandTests {
         let next = try #require(Checkpoint(text: try checkpoint()))
         #expect(next.body.position == 4, "the note at 1,000 proves nothing and is passed over")
 
-        // A new key: the old key's notes are passed over too, once the head has moved past them.
+        // A new key: the old key's notes are passed over too. Its first note, for a head the
+        // old key's note holds in the table, is printed and written to the folder, not stored.
         let rotated = CLIRun()
         #expect(rotated(["keys", "generate", "--out", folder + "/new"], env: env) == 0, "\(rotated.errorLines)")
         var newKey = env
         newKey["LEDGER_CHECKPOINT_KEY"] = folder + "/new/checkpoint.key"
         let unmoved = CLIRun()
-        #expect(unmoved(["checkpoint"], env: newKey) == 1)
-        #expect(unmoved.errorLines.count == 1 && unmoved.errorLines[0].contains("already holds a note for position 4")
-                && unmoved.errorLines[0].contains("once the head moves"), "\(unmoved.errorLines)")
+        #expect(unmoved(["checkpoint"], env: newKey) == 0, "\(unmoved.errorLines)")
+        #expect(unmoved.errorLines.count == 1 && unmoved.errorLines[0].contains("already holds a row for position 4")
+                && unmoved.errorLines[0].contains("not stored"), "\(unmoved.errorLines)")
+        let handedOut = try #require(Checkpoint(text: unmoved.output.joined(separator: "\n") + "\n"))
+        let newPublic = try CheckpointKeyFile.load(path: folder + "/new/checkpoint.key").publicKey
+        #expect(handedOut.body.position == 4 && handedOut.note.verifies(publicKey: newPublic))
+        #expect(try String(contentsOfFile: notes + "/4.checkpoint", encoding: .utf8) == handedOut.note.text)
         try TestWrites(pool: db.pool(size: 1)).registerAndPay("FR-3")
         let signed = CLIRun()
         #expect(signed(["checkpoint"], env: newKey) == 0, "\(signed.errorLines)")
@@ -199,14 +204,18 @@ struct CheckpointCommandTests {
         #expect(rebuild.output.contains("stored checkpoints match the chain: 1 notes verify; 3 stored notes not signed by this key passed over"),
                 "\(rebuild.output)")
 
-        // A row this key did not sign at the next head's position: nothing is signed.
+        // A row anyone who can insert wrote at the next head's position: the note is still
+        // made from the walked chain and handed out; the row stays as it was.
         let forged = foreign.sign(position: 8, hash: Array(repeating: 9, count: 32))
         try CheckpointStore().insert(forged, on: c)
         try TestWrites(pool: db.pool(size: 1)).registerAndPay("FR-4")
         let run = CLIRun()
-        #expect(run(["checkpoint"], env: newKey) == 1)
-        #expect(run.errorLines.count == 1 && run.errorLines[0].contains("already holds a note for position 8 that this key did not sign"),
+        #expect(run(["checkpoint"], env: newKey) == 0, "\(run.errorLines)")
+        #expect(run.errorLines.count == 1 && run.errorLines[0].contains("already holds a row for position 8 that this key did not sign"),
                 "\(run.errorLines)")
+        let eight = try #require(Checkpoint(text: run.output.joined(separator: "\n") + "\n"))
+        let storedEight = try c.query("SELECT hash FROM ledger.events WHERE position = 8").bytes(0, "hash")
+        #expect(eight.body.hash == storedEight)
         #expect(try c.query("SELECT note FROM ledger.signed_checkpoints WHERE position = 8").string(0, "note") == forged.note.text)
     }
 
@@ -218,6 +227,19 @@ struct CheckpointCommandTests {
         let run = CLIRun()
         #expect(run(["rebuild"], env: env) == 0, "\(run.errorLines)")
         #expect(run.output.contains("stored checkpoints match the chain: 1 notes verify"), "\(run.output)")
+
+        // The note's row altered with the triggers off (its time line): it names this key
+        // and no longer verifies. The rebuild refuses it; the signer passes over it.
+        let c = try db.connect()
+        try c.query("ALTER TABLE ledger.signed_checkpoints DISABLE TRIGGER USER")
+        try c.query("UPDATE ledger.signed_checkpoints SET note = regexp_replace(note, 'time [^\n]*', 'time 2000-01-01T00:00:00Z')")
+        try c.query("ALTER TABLE ledger.signed_checkpoints ENABLE TRIGGER USER")
+        let refused = CLIRun()
+        #expect(refused(["rebuild"], env: env) == 1)
+        #expect(refused.output.contains { $0.hasPrefix("checkpoint fails") && $0.contains("position 2") }, "\(refused.output)")
+        let resigned = CLIRun()
+        #expect(resigned(["checkpoint"], env: env) == 0, "\(resigned.errorLines)")
+        #expect(resigned.errorLines.first?.contains("already holds a row for position 2") == true, "\(resigned.errorLines)")
     }
 
     @Test("with the chain broken, verify still checks every note and ends with its summary, then exits 1 naming the break")
@@ -315,6 +337,27 @@ struct CheckpointCommandTests {
         let data = pipe.fileHandleForReading.readDataToEndOfFile()
         p.waitUntilExit()
         return (p.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    @Test("a rewrite below the newest note that leaves the note's own row as signed is refused: the chain is walked from the note to the head")
+    func rewriteKeepingTheNotedRow() throws {
+        try generateKey()
+        try TestWrites(pool: db.pool(size: 1)).registerAndPay("KN-1")
+        _ = try checkpoint()   // position 2
+        try TestWrites(pool: db.pool(size: 1)).registerAndPay("KN-2")
+        let c = try db.connect()
+        try c.query("ALTER TABLE ledger.events DISABLE TRIGGER USER")
+        try c.query("UPDATE ledger.events SET metadata = metadata || '{\"requestId\":\"rewritten\"}' WHERE position = 1")
+        try c.query(Self.recomputeEveryHash.replacingOccurrences(
+            of: "UPDATE ledger.events SET hash = previous WHERE position = e.position;",
+            with: "UPDATE ledger.events SET hash = previous WHERE position = e.position AND e.position <> 2;"))
+        try c.query("ALTER TABLE ledger.events ENABLE TRIGGER USER")
+        #expect(try c.query("SELECT count(*) AS n FROM ledger.events WHERE position IN (1, 3, 4)").int64(0, "n") == 3)
+        let run = CLIRun()
+        #expect(run(["checkpoint"], env: env) == 1)
+        #expect(run.errorLines.count == 1 && run.errorLines[0].contains("at position 2, no longer matches the log")
+                && run.errorLines[0].contains("breaks at position 3"), "\(run.errorLines)")
+        #expect(try c.query("SELECT count(*) AS n FROM ledger.signed_checkpoints").int64(0, "n") == 1)
     }
 
     /// The insider's rewrite: the first event's metadata edited with the triggers off, and

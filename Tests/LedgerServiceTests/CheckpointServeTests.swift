@@ -98,8 +98,11 @@ struct CheckpointServeTests {
         let refused = try client.get("/v1/exports/orders/manifest" + query, token: token)
         #expect(refused.status == 500 && refused.isProblem && refused.json?["type"]?.stringValue == "urn:ledger:problem:integrity-failure"
                 && refused.text.contains("at position 2, no longer matches the log"), "\(refused)")
+        // New events on the rewritten log: the note at shutdown would sign them, and does not.
+        try TestWrites(pool: db.pool(size: 1)).registerAndPay("SX-2")
         #expect(serve.signal(SIGTERM) == 0)
         #expect(serve.logText.contains("no checkpoint is signed while the stored notes contradict the log"), "\(serve.logText)")
+        #expect(try c.query("SELECT count(*) AS n FROM ledger.signed_checkpoints").int64(0, "n") == 1)
     }
 
     @Test("ledger serve refuses to start, exit 2, with a key it cannot use")

@@ -57,6 +57,10 @@ package final class CheckpointLoop: Sendable {
             if case .signed(let checkpoint) = outcome {
                 logger.info("signed a checkpoint", [("position", .int(Int(checkpoint.body.position))), ("reason", .string(reason))])
             }
+            if case .unstored(let checkpoint) = outcome {
+                logger.warning("signed a checkpoint but could not store it: a row this key did not sign holds its position in ledger.signed_checkpoints",
+                               [("position", .int(Int(checkpoint.body.position))), ("reason", .string(reason))])
+            }
         } catch let error as CheckpointError where error.contradictsLog {
             logger.error("no checkpoint is signed while the stored notes contradict the log; look into it with ledger verify --checkpoints",
                          [("reason", .string(reason)), ("error", .string(error.description))])

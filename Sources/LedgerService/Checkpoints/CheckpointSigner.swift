@@ -8,9 +8,6 @@ public enum CheckpointError: Error, CustomStringConvertible {
     /// gone, or the chain's hash there is another (the history up to it was rewritten).
     /// Nothing is signed (`NewestNoteCheck`).
     case noteContradicted(position: Int64, found: String)
-    /// The head's position holds a stored note this key did not sign (a retired key's, or a
-    /// row written outside the ledger): nothing is signed until the head moves.
-    case positionTaken(Int64)
 
     /// The stored notes and the log disagree: no retry will sign until someone looks.
     public var contradictsLog: Bool {
@@ -24,9 +21,6 @@ public enum CheckpointError: Error, CustomStringConvertible {
         case .noteContradicted(let position, let found):
             return "the newest stored checkpoint note, at position \(position), no longer matches the log (\(found)): "
                 + "nothing was signed; run `ledger verify --checkpoints` with the notes kept elsewhere"
-        case .positionTaken(let position):
-            return "ledger.signed_checkpoints already holds a note for position \(position) that this key did not sign "
-                + "(another key's, or a row written outside the ledger): nothing was signed; a note is signed once the head moves"
         }
     }
 }
@@ -39,7 +33,6 @@ public struct CheckpointSigner: Sendable {
     public let origin: String
     let directory: CheckpointDirectory?
     let store = CheckpointStore()
-    let events = EventStore()
 
     public init(key: Ed25519SigningKey, origin: String, directory: CheckpointDirectory?) {
         self.key = key
@@ -70,6 +63,10 @@ public struct CheckpointSigner: Sendable {
         case signed(Checkpoint)
         /// The head has not moved since this stored note.
         case unchanged(StoredCheckpoint)
+        /// A new note, handed out (and written to the folder) but not stored: a row this key
+        /// did not sign (a retired key's note, or one written outside the ledger) holds its
+        /// position in ledger.signed_checkpoints.
+        case unstored(Checkpoint)
         /// An empty ledger has no checkpoint.
         case empty
     }
@@ -77,28 +74,29 @@ public struct CheckpointSigner: Sendable {
     /// The check that comes before anything signs the head (`NewestNoteCheck`).
     package var newestNote: NewestNoteCheck { NewestNoteCheck(publicKey: key.publicKey) }
 
-    /// Signs the current head unless the newest note this key stored already covers it.
-    /// That note must still match the log first (`CheckpointError.noteContradicted`): a log
-    /// rewritten below it, its chain recomputed, is never signed again as if it were the same
-    /// history, and a note is never handed out for a head it does not describe.
+    /// Signs the head the chain reaches from the newest note this key stored, unless that
+    /// note is the head's (`NewestNoteCheck`; `CheckpointError.noteContradicted` when the
+    /// chain no longer reaches the head from it: a log rewritten below the note is never
+    /// signed as if it were the same history).
     public func checkpoint(on connection: PostgresConnection, now: Timestamp = .now()) throws -> Outcome {
-        let head = try events.head(on: connection)
-        let newest = try newestNote.run(on: connection)   // at or below the head, once it holds
-        guard head.position > 0 else { return .empty }
-        if let newest, newest.position >= head.position {
+        let anchored = try newestNote.run(on: connection)
+        guard anchored.head > 0 else { return .empty }
+        if let newest = anchored.note, newest.position >= anchored.head {
             try directory?.write(newest.note, position: newest.position)
             return .unchanged(newest)
         }
-        let checkpoint = sign(position: head.position, hash: head.hash, now: now)
+        let checkpoint = sign(position: anchored.head, hash: anchored.headHash, now: now)
         guard try store.insert(checkpoint, on: connection) else {
-            // Another signer stored this position first: its note is the one kept, if it is
-            // ours (or one of ours already covers a later head).
-            guard let newest = try newestNote.run(on: connection), newest.position >= head.position else {
-                throw CheckpointError.positionTaken(head.position)
+            // The position is stored already: another signer's note of this key, kept (it
+            // covers this head or a later one), or a row this key did not sign.
+            if let newest = try newestNote.run(on: connection).note, newest.position >= anchored.head {
+                try directory?.write(newest.note, position: newest.position)
+                return .unchanged(newest)
             }
-            return .unchanged(newest)
+            try directory?.write(checkpoint.note.text, position: anchored.head)
+            return .unstored(checkpoint)
         }
-        try directory?.write(checkpoint.note.text, position: head.position)
+        try directory?.write(checkpoint.note.text, position: anchored.head)
         return .signed(checkpoint)
     }
 

@@ -137,7 +137,10 @@ package final class ExportSession {
         try waitUntilNoAppendCanRecordBeforeTo()
         try connection.beginSpanningTransaction("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
         head = try EventStore().head(on: connection)
-        _ = try newestNote?.run(on: connection)
+        if let anchored = try newestNote?.run(on: connection), anchored.head != head.position || anchored.headHash != head.hash {
+            throw CheckpointError.noteContradicted(position: anchored.note?.position ?? 0,
+                                                   found: "the chain walked from it ends at \(anchored.head), the head is \(head.position)")
+        }
         let snapshot = try SharedSnapshot.export(from: connection)
         beside = BesideReads(snapshot: snapshot, connectionString: connection.connectionString)
         let connection = self.connection, batchRows = Self.batchRows

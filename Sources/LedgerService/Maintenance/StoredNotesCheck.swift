@@ -24,7 +24,7 @@ package struct StoredNotesCheck {
             let page = try CheckpointStore().list(after: after, limit: Self.pageSize, on: c)
             guard let last = page.last else { break }
             for row in page {
-                if NewestNoteCheck.signed(row, by: publicKey) == nil { passedOver += 1; continue }
+                if case .foreign = NewestNoteCheck.read(row, by: publicKey) { passedOver += 1; continue }
                 notes.append(CheckpointVerification.NoteFile(path: "ledger.signed_checkpoints", text: row.note))
             }
             after = last.position
