@@ -28,7 +28,7 @@ struct CheckpointCommand {
         case .unstored(let checkpoint):
             cli.errorOutput("ledger: ledger.signed_checkpoints already holds a row for position \(checkpoint.body.position) that this key "
                 + "did not sign (a retired key's note, or one written outside the ledger): the note is printed"
-                + " and written to LEDGER_CHECKPOINT_DIR when set, but not stored")
+                + " and written to LEDGER_CHECKPOINT_DIR when set (unless a note of another key is there), but not stored")
             cli.output(String(checkpoint.note.text.dropLast()))
         case .unchanged(let stored):
             cli.errorOutput("ledger: the head has not moved since the note at position \(stored.position): printing that note")

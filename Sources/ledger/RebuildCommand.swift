@@ -50,7 +50,8 @@ struct RebuildCommand {
                     + "(the first: \(first)); the log was rewritten after they were signed: nothing was rebuilt")
             }
             cli.output("stored checkpoints match the chain: \(report.notes) notes verify"
-                + (passedOver > 0 ? "; \(passedOver) stored notes not signed by this key passed over" : ""))
+                + (passedOver > 0 ? "; \(passedOver) stored rows that do not verify under this key (another key's, altered, "
+                    + "or written outside the ledger) passed over" : ""))
         }
         let outcome = try rebuild.run(reader: reader, writer: writer)
         cli.output("phases: " + outcome.phases.map { "\($0.0) \(Self.format($0.1)) s" }.joined(separator: ", "))

@@ -151,7 +151,7 @@ struct CheckpointCommandTests {
             #expect(resign(["checkpoint"], env: env) == 1)
             #expect(resign.output.isEmpty, "\(resign.output)")
             #expect(resign.errorLines.count == 1
-                    && resign.errorLines[0].contains("the newest stored checkpoint note, at position 4, no longer matches the log")
+                    && resign.errorLines[0].contains("the newest checkpoint note of this key, at position 4, no longer matches the log")
                     && resign.errorLines[0].contains("nothing was signed"), "\(resign.errorLines)")
             #expect(try c.query("SELECT count(*) AS n FROM ledger.signed_checkpoints").int64(0, "n") == 2)
         }
@@ -194,14 +194,16 @@ struct CheckpointCommandTests {
         let handedOut = try #require(Checkpoint(text: unmoved.output.joined(separator: "\n") + "\n"))
         let newPublic = try CheckpointKeyFile.load(path: folder + "/new/checkpoint.key").publicKey
         #expect(handedOut.body.position == 4 && handedOut.note.verifies(publicKey: newPublic))
-        #expect(try String(contentsOfFile: notes + "/4.checkpoint", encoding: .utf8) == handedOut.note.text)
+        let oldKey = try CheckpointKeyFile.load(path: keyPath).publicKey
+        #expect(Checkpoint(text: try String(contentsOfFile: notes + "/4.checkpoint", encoding: .utf8))?.note.verifies(publicKey: oldKey) == true,
+                "the retired key's copy in the folder is kept")
         try TestWrites(pool: db.pool(size: 1)).registerAndPay("FR-3")
         let signed = CLIRun()
         #expect(signed(["checkpoint"], env: newKey) == 0, "\(signed.errorLines)")
         #expect(Checkpoint(text: signed.output.joined(separator: "\n") + "\n")?.body.position == 6, "\(signed.output)")
         let rebuild = CLIRun()
         #expect(rebuild(["rebuild"], env: newKey) == 0, "\(rebuild.errorLines)")
-        #expect(rebuild.output.contains("stored checkpoints match the chain: 1 notes verify; 3 stored notes not signed by this key passed over"),
+        #expect(rebuild.output.contains { $0.hasPrefix("stored checkpoints match the chain: 1 notes verify; 3 stored rows that do not verify under this key") },
                 "\(rebuild.output)")
 
         // A row anyone who can insert wrote at the next head's position: the note is still
@@ -228,18 +230,53 @@ struct CheckpointCommandTests {
         #expect(run(["rebuild"], env: env) == 0, "\(run.errorLines)")
         #expect(run.output.contains("stored checkpoints match the chain: 1 notes verify"), "\(run.output)")
 
-        // The note's row altered with the triggers off (its time line): it names this key
-        // and no longer verifies. The rebuild refuses it; the signer passes over it.
+        // The note's row altered with the triggers off (its time line): it no longer verifies,
+        // proves nothing, and is counted and passed over; the folder's copy still anchors signing.
         let c = try db.connect()
         try c.query("ALTER TABLE ledger.signed_checkpoints DISABLE TRIGGER USER")
         try c.query("UPDATE ledger.signed_checkpoints SET note = regexp_replace(note, 'time [^\n]*', 'time 2000-01-01T00:00:00Z')")
         try c.query("ALTER TABLE ledger.signed_checkpoints ENABLE TRIGGER USER")
-        let refused = CLIRun()
-        #expect(refused(["rebuild"], env: env) == 1)
-        #expect(refused.output.contains { $0.hasPrefix("checkpoint fails") && $0.contains("position 2") }, "\(refused.output)")
+        let again = CLIRun()
+        #expect(again(["rebuild"], env: env) == 0, "\(again.errorLines)")
+        #expect(again.output.contains { $0.hasPrefix("stored checkpoints match the chain: 0 notes verify; 1 stored rows that do not verify under this key") },
+                "\(again.output)")
         let resigned = CLIRun()
         #expect(resigned(["checkpoint"], env: env) == 0, "\(resigned.errorLines)")
-        #expect(resigned.errorLines.first?.contains("already holds a row for position 2") == true, "\(resigned.errorLines)")
+        #expect(resigned.errorLines.first?.contains("has not moved since the note at position 2") == true, "\(resigned.errorLines)")
+    }
+
+    @Test("the newest note hidden from the table (its row moved, or deleted with the folder's copy kept) still anchors signing")
+    func hiddenNewestNote() throws {
+        try generateKey()
+        try TestWrites(pool: db.pool(size: 1)).registerAndPay("HN-1")
+        _ = try checkpoint()   // 2
+        try TestWrites(pool: db.pool(size: 1)).registerAndPay("HN-2")
+        _ = try checkpoint()   // 4
+        let c = try db.connect()
+        // Event 3 rewritten and every hash from it recomputed: a walk from the note at 2 passes.
+        func rewriteThree() throws {
+            try c.query("ALTER TABLE ledger.events DISABLE TRIGGER USER")
+            try c.query("UPDATE ledger.events SET metadata = metadata || '{\"requestId\":\"rewritten\"}' WHERE position = 3")
+            try c.query(Self.recomputeEveryHash)
+            try c.query("ALTER TABLE ledger.events ENABLE TRIGGER USER")
+        }
+        try rewriteThree()
+        try TestWrites(pool: db.pool(size: 1)).registerAndPay("HN-3")
+        var tableOnly = env
+        tableOnly["LEDGER_CHECKPOINT_DIR"] = nil
+        // The row of the note at 4 moved far away: it is still found by its signature.
+        try c.query("ALTER TABLE ledger.signed_checkpoints DISABLE TRIGGER USER")
+        try c.query("UPDATE ledger.signed_checkpoints SET position = 1000000000 WHERE position = 4")
+        let moved = CLIRun()
+        #expect(moved(["checkpoint"], env: tableOnly) == 1)
+        #expect(moved.errorLines.first?.contains("at position 4, no longer matches the log") == true, "\(moved.errorLines)")
+        // Deleted: the folder's copy is what remains, and it is enough.
+        try c.query("DELETE FROM ledger.signed_checkpoints WHERE position = 1000000000")
+        try c.query("ALTER TABLE ledger.signed_checkpoints ENABLE TRIGGER USER")
+        let deleted = CLIRun()
+        #expect(deleted(["checkpoint"], env: env) == 1)
+        #expect(deleted.errorLines.first?.contains("at position 4, no longer matches the log") == true, "\(deleted.errorLines)")
+        #expect(try c.query("SELECT count(*) AS n FROM ledger.signed_checkpoints").int64(0, "n") == 1)
     }
 
     @Test("with the chain broken, verify still checks every note and ends with its summary, then exits 1 naming the break")

@@ -7,6 +7,13 @@ public struct StoredCheckpoint: Sendable, Equatable {
     public let signedAt: Timestamp
     /// The whole note, body and signature line, byte for byte as it was signed.
     public let note: String
+
+    public init(position: Int64, hash: [UInt8], signedAt: Timestamp, note: String) {
+        self.position = position
+        self.hash = hash
+        self.signedAt = signedAt
+        self.note = note
+    }
 }
 
 /// The append-only table of signed notes (Migrations/030_checkpoints.sql).

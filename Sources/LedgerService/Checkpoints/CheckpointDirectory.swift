@@ -27,6 +27,29 @@ public struct CheckpointDirectory: Sendable {
 
     public static func fileName(position: Int64) -> String { "\(position).checkpoint" }
 
+    /// The positions of the notes written here, highest first (from the file names alone).
+    public func positions() -> [Int64] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+        return names.compactMap { name -> Int64? in
+            guard name.hasSuffix(".checkpoint"), !name.hasPrefix("."),
+                  let position = Int64(name.dropLast(".checkpoint".count)), position > 0 else { return nil }
+            return position
+        }.sorted(by: >)
+    }
+
+    /// The note written for `position`, nil when there is none or it cannot be read.
+    public func note(at position: Int64) -> String? {
+        FileManager.default.contents(atPath: (path as NSString).appendingPathComponent(Self.fileName(position: position)))
+            .map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Writes the note unless the folder holds another note for that position (another
+    /// key's, kept): what a note that could not be stored in the table does.
+    public func writeUnlessTaken(_ note: String, position: Int64) throws {
+        if let existing = self.note(at: position), existing != note { return }
+        try write(note, position: position)
+    }
+
     public func write(_ note: String, position: Int64) throws {
         let final = (path as NSString).appendingPathComponent(Self.fileName(position: position))
         let temporary = (path as NSString).appendingPathComponent(".\(Self.fileName(position: position)).\(getpid()).tmp")

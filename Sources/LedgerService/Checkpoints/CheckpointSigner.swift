@@ -19,7 +19,7 @@ public enum CheckpointError: Error, CustomStringConvertible {
         switch self {
         case .cannotWrite(let path, let reason): return "cannot write the checkpoint file \(path): \(reason)"
         case .noteContradicted(let position, let found):
-            return "the newest stored checkpoint note, at position \(position), no longer matches the log (\(found)): "
+            return "the newest checkpoint note of this key, at position \(position), no longer matches the log (\(found)): "
                 + "nothing was signed; run `ledger verify --checkpoints` with the notes kept elsewhere"
         }
     }
@@ -63,16 +63,17 @@ public struct CheckpointSigner: Sendable {
         case signed(Checkpoint)
         /// The head has not moved since this stored note.
         case unchanged(StoredCheckpoint)
-        /// A new note, handed out (and written to the folder) but not stored: a row this key
-        /// did not sign (a retired key's note, or one written outside the ledger) holds its
-        /// position in ledger.signed_checkpoints.
+        /// A new note, handed out (and written to the folder unless a note of another key is
+        /// there for its position) but not stored: a row whose note does not verify under this
+        /// key (a retired key's note, or one written outside the ledger) holds its position in
+        /// ledger.signed_checkpoints.
         case unstored(Checkpoint)
         /// An empty ledger has no checkpoint.
         case empty
     }
 
     /// The check that comes before anything signs the head (`NewestNoteCheck`).
-    package var newestNote: NewestNoteCheck { NewestNoteCheck(publicKey: key.publicKey) }
+    package var newestNote: NewestNoteCheck { NewestNoteCheck(publicKey: key.publicKey, directory: directory) }
 
     /// Signs the head the chain reaches from the newest note this key stored, unless that
     /// note is the head's (`NewestNoteCheck`; `CheckpointError.noteContradicted` when the
@@ -93,7 +94,7 @@ public struct CheckpointSigner: Sendable {
                 try directory?.write(newest.note, position: newest.position)
                 return .unchanged(newest)
             }
-            try directory?.write(checkpoint.note.text, position: anchored.head)
+            try directory?.writeUnlessTaken(checkpoint.note.text, position: anchored.head)
             return .unstored(checkpoint)
         }
         try directory?.write(checkpoint.note.text, position: anchored.head)

@@ -137,8 +137,9 @@ package final class ExportSession {
         try waitUntilNoAppendCanRecordBeforeTo()
         try connection.beginSpanningTransaction("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
         head = try EventStore().head(on: connection)
-        if let anchored = try newestNote?.run(on: connection), anchored.head != head.position || anchored.headHash != head.hash {
-            throw CheckpointError.noteContradicted(position: anchored.note?.position ?? 0,
+        if let anchored = try newestNote?.run(on: connection), let note = anchored.note,
+           anchored.head != head.position || anchored.headHash != head.hash {
+            throw CheckpointError.noteContradicted(position: note.position,
                                                    found: "the chain walked from it ends at \(anchored.head), the head is \(head.position)")
         }
         let snapshot = try SharedSnapshot.export(from: connection)

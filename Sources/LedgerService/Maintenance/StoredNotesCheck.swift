@@ -13,9 +13,10 @@ package struct StoredNotesCheck {
 
     package init(publicKey: Ed25519PublicKey) { self.publicKey = publicKey }
 
-    /// The report on the notes this key signed, and how many rows it did not sign (a
-    /// retired key's notes, or rows someone with the database's keys wrote): those prove
-    /// nothing either way and are passed over, so that a new key does not stop rebuilds.
+    /// The report on the notes that verify under this key, and how many rows do not (a
+    /// retired key's notes, altered rows, rows written outside the ledger): those prove
+    /// nothing either way and are passed over, so that neither a new key nor a row anyone
+    /// can insert stops rebuilds.
     package func run(on c: PostgresConnection) throws -> (report: CheckpointVerification.Report, passedOver: Int) {
         var notes: [CheckpointVerification.NoteFile] = []
         var passedOver = 0
@@ -24,7 +25,7 @@ package struct StoredNotesCheck {
             let page = try CheckpointStore().list(after: after, limit: Self.pageSize, on: c)
             guard let last = page.last else { break }
             for row in page {
-                if case .foreign = NewestNoteCheck.read(row, by: publicKey) { passedOver += 1; continue }
+                if NewestNoteCheck.verified(row.note, by: publicKey) == nil { passedOver += 1; continue }
                 notes.append(CheckpointVerification.NoteFile(path: "ledger.signed_checkpoints", text: row.note))
             }
             after = last.position
