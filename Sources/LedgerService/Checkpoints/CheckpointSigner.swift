@@ -79,7 +79,15 @@ public struct CheckpointSigner: Sendable {
     /// note is the head's (`NewestNoteCheck`; `CheckpointError.noteContradicted` when the
     /// chain no longer reaches the head from it: a log rewritten below the note is never
     /// signed as if it were the same history).
+    /// Signers (serve's loop, `ledger checkpoint`) take turns under this session advisory
+    /// lock from finding the newest note to storing theirs: a signer never walks from a note
+    /// older than one another signer stored meanwhile (beside the append lock 7413001 and
+    /// the migrations' 7413002).
+    static let signingLockKey: Int64 = 7413003
+
     public func checkpoint(on connection: PostgresConnection, now: Timestamp = .now()) throws -> Outcome {
+        try connection.query("SELECT pg_advisory_lock($1)", [.int(Self.signingLockKey)])
+        defer { _ = try? connection.query("SELECT pg_advisory_unlock($1)", [.int(Self.signingLockKey)]) }
         let anchored = try newestNote.run(on: connection)
         guard anchored.head > 0 else { return .empty }
         if let newest = anchored.note, newest.position >= anchored.head {
