@@ -75,19 +75,24 @@ public struct CheckpointSigner: Sendable {
     /// The check that comes before anything signs the head (`NewestNoteCheck`).
     package var newestNote: NewestNoteCheck { NewestNoteCheck(publicKey: key.publicKey, directory: directory) }
 
-    /// Signs the head the chain reaches from the newest note this key stored, unless that
-    /// note is the head's (`NewestNoteCheck`; `CheckpointError.noteContradicted` when the
-    /// chain no longer reaches the head from it: a log rewritten below the note is never
-    /// signed as if it were the same history).
-    /// Signers (serve's loop, `ledger checkpoint`) take turns under this session advisory
-    /// lock from finding the newest note to storing theirs: a signer never walks from a note
-    /// older than one another signer stored meanwhile (beside the append lock 7413001 and
-    /// the migrations' 7413002).
+    /// Signers (serve's loop, `ledger checkpoint`) take turns under this advisory lock, held
+    /// by one transaction from finding the newest note to storing theirs: a signer never
+    /// walks from a note older than one another signer stored meanwhile (beside the append
+    /// lock 7413001 and the migrations' 7413002). A failure rolls back and lets go of it.
     static let signingLockKey: Int64 = 7413003
 
+    /// Signs the head the chain reaches from the key's newest note (in the table or the
+    /// folder), unless that note is the head's (`NewestNoteCheck`;
+    /// `CheckpointError.noteContradicted` when the chain no longer reaches the head from it:
+    /// a log rewritten below the note is never signed as if it were the same history).
     public func checkpoint(on connection: PostgresConnection, now: Timestamp = .now()) throws -> Outcome {
-        try connection.query("SELECT pg_advisory_lock($1)", [.int(Self.signingLockKey)])
-        defer { _ = try? connection.query("SELECT pg_advisory_unlock($1)", [.int(Self.signingLockKey)]) }
+        try connection.transaction { c in
+            try c.query("SELECT pg_advisory_xact_lock($1)", [.int(Self.signingLockKey)])
+            return try signWalkedHead(on: c, now: now)
+        }
+    }
+
+    private func signWalkedHead(on connection: PostgresConnection, now: Timestamp) throws -> Outcome {
         let anchored = try newestNote.run(on: connection)
         guard anchored.head > 0 else { return .empty }
         if let newest = anchored.note, newest.position >= anchored.head {
@@ -96,12 +101,8 @@ public struct CheckpointSigner: Sendable {
         }
         let checkpoint = sign(position: anchored.head, hash: anchored.headHash, now: now)
         guard try store.insert(checkpoint, on: connection) else {
-            // The position is stored already: another signer's note of this key, kept (it
-            // covers this head or a later one), or a row this key did not sign.
-            if let newest = try newestNote.run(on: connection).note, newest.position >= anchored.head {
-                try directory?.write(newest.note, position: newest.position)
-                return .unchanged(newest)
-            }
+            // The position is stored already: a row whose note does not verify under this
+            // key (another signer of this key cannot have stored it: the lock).
             try directory?.writeUnlessTaken(checkpoint.note.text, position: anchored.head)
             return .unstored(checkpoint)
         }
