@@ -26,7 +26,7 @@ enum Route: String, CaseIterable, Sendable {
     case quarantineDelivery = "quarantine_delivery"
     case exportOrders = "export_orders"
     case exportEvents = "export_events"
-    /// The companion routes of the exports: their manifests, signed when a key is set (README, *Signed exports*).
+    /// The companion routes of the exports: their manifests, signed when a key is set (docs/auditing.md, *Signed exports*).
     case exportOrdersManifest = "export_orders_manifest"
     case exportEventsManifest = "export_events_manifest"
     case healthz
