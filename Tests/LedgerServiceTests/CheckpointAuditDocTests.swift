@@ -48,7 +48,7 @@ struct CheckpointAuditDocTests {
                 "\(clean)")
 
         let c = try db.connect()
-        try CheckpointCommandTests.rewriteFirstEvent(on: c)
+        try CheckpointCommandTests.rewriteEvent(on: c)
         let (_, rewritten) = try Self.bash(psql, in: folder + "/notes", env: env)
         #expect(rewritten == "4 of the 4 events stored recomputed (head 4), 0 differ from their stored hash; the note at 4 DOES NOT MATCH the recomputed chain\n",
                 "\(rewritten)")

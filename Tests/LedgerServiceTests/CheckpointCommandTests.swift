@@ -121,7 +121,7 @@ struct CheckpointCommandTests {
         #expect(clean.output.contains("checkpoints match the chain: 2 notes verify"), "\(clean.output)")
 
         let c = try db.connect()
-        try Self.rewriteFirstEvent(on: c)
+        try Self.rewriteEvent(on: c)
         let walkOnly = CLIRun()
         #expect(walkOnly(["verify"], env: env) == 0, "the rewritten chain is consistent: \(walkOnly.errorLines)")
 
@@ -254,13 +254,7 @@ struct CheckpointCommandTests {
         _ = try checkpoint()   // 4
         let c = try db.connect()
         // Event 3 rewritten and every hash from it recomputed: a walk from the note at 2 passes.
-        func rewriteThree() throws {
-            try c.query("ALTER TABLE ledger.events DISABLE TRIGGER USER")
-            try c.query("UPDATE ledger.events SET metadata = metadata || '{\"requestId\":\"rewritten\"}' WHERE position = 3")
-            try c.query(Self.recomputeEveryHash)
-            try c.query("ALTER TABLE ledger.events ENABLE TRIGGER USER")
-        }
-        try rewriteThree()
+        try Self.rewriteEvent(at: 3, on: c)
         try TestWrites(pool: db.pool(size: 1)).registerAndPay("HN-3")
         var tableOnly = env
         tableOnly["LEDGER_CHECKPOINT_DIR"] = nil
@@ -397,11 +391,13 @@ struct CheckpointCommandTests {
         #expect(try c.query("SELECT count(*) AS n FROM ledger.signed_checkpoints").int64(0, "n") == 1)
     }
 
-    /// The insider's rewrite: the first event's metadata edited with the triggers off, and
-    /// every hash from it on recomputed, so the chain's walk passes and only notes catch it.
-    static func rewriteFirstEvent(on c: PostgresConnection) throws {
+    /// The insider's rewrite: an event's metadata edited with the triggers off (the first
+    /// one's unless told), and every hash recomputed, so the chain's walk passes and only
+    /// notes catch it.
+    static func rewriteEvent(at position: Int64 = 1, on c: PostgresConnection) throws {
         try c.query("ALTER TABLE ledger.events DISABLE TRIGGER USER")
-        try c.query("UPDATE ledger.events SET metadata = metadata || '{\"requestId\":\"rewritten\"}' WHERE position = 1")
+        try c.query("UPDATE ledger.events SET metadata = metadata || '{\"requestId\":\"rewritten\"}' WHERE position = $1",
+                    [.int(position)])
         try c.query(recomputeEveryHash)
         try c.query("ALTER TABLE ledger.events ENABLE TRIGGER USER")
     }

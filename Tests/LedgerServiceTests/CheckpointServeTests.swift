@@ -94,7 +94,7 @@ struct CheckpointServeTests {
         #expect(run(["checkpoint"], env: ["DATABASE_URL": db.url, "LEDGER_CHECKPOINT_KEY": folder + "/checkpoint.key"]) == 0,
                 "\(run.errorLines)")
         let c = try db.connect()
-        try CheckpointCommandTests.rewriteFirstEvent(on: c)
+        try CheckpointCommandTests.rewriteEvent(on: c)
         let refused = try client.get("/v1/exports/orders/manifest" + query, token: token)
         #expect(refused.status == 500 && refused.isProblem && refused.json?["type"]?.stringValue == "urn:ledger:problem:integrity-failure"
                 && refused.text.contains("at position 2, no longer matches the log"), "\(refused)")
