@@ -68,7 +68,12 @@ public enum EmailMasking {
             }
             var end = i + separator
             while end < b.count, isDomain(b[end]) { end += 1 }
-            if start < i, end > i + separator {
+            // A domain that begins beyond ASCII (`иван@почта.рф`, or percent-encoded in a
+            // URL-encoded address) or is an address literal (`jane@[192.0.2.1]`) is left as
+            // it is, and its local part masked all the same.
+            let domainBegins = end > i + separator
+                || (end < b.count && (b[end] >= 0x80 || b[end] == UInt8(ascii: "[") || (encoded && b[end] == UInt8(ascii: "%"))))
+            if start < i, domainBegins {
                 out.append(contentsOf: b[copiedTo..<start])
                 out.append(contentsOf: b[start..<min(start + characterLength(b[start]), i)])
                 out.append(contentsOf: "***".utf8)
@@ -90,7 +95,7 @@ public enum EmailMasking {
 
     /// ASCII only: a domain that went on through non-ASCII bytes would swallow a
     /// separator (a no-break space, "、") and the next address's local part with it.
-    /// A non-ASCII domain is cut short, and its address still masked.
+    /// A non-ASCII domain is cut short (or not begun), and its address still masked.
     private static func isDomain(_ c: UInt8) -> Bool {
         (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c == UInt8(ascii: ".") || c == UInt8(ascii: "-")
     }

@@ -36,6 +36,13 @@ struct EmailMaskingTests {
         #expect(EmailMasking.mask("jane.doe@localhost") == "j***@localhost")
         #expect(EmailMasking.mask(#""jane doe"@example.com"#) == #""***@example.com"#)
         #expect(EmailMasking.mask("jane@bücher.de") == "j***@bücher.de")
+        // Domains that begin beyond ASCII, and address literals.
+        #expect(EmailMasking.mask("иван@почта.рф") == "и***@почта.рф")
+        #expect(EmailMasking.mask("用户@例子.广告") == "用***@例子.广告")
+        #expect(EmailMasking.mask("jane@[192.0.2.1]") == "j***@[192.0.2.1]")
+        #expect(EmailMasking.mask("to: jane@[IPv6:2001:db8::1], bob@x.io") == "to: j***@[IPv6:2001:db8::1], b***@x.io")
+        #expect(EmailMasking.mask("user%40почта.рф") == "u***%40почта.рф")
+        #expect(EmailMasking.mask("email=user%40%D0%BF.rf&x=1") == "email=u***%40%D0%BF.rf&x=1")
         // Non-ASCII separators between addresses: each address masked (the separator, read as
         // part of the local part, is the character kept).
         #expect(EmailMasking.mask("jane@x.com\u{00A0}bob@y.com") == "j***@x.com\u{00A0}***@y.com")

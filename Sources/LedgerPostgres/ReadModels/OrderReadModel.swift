@@ -7,7 +7,7 @@ package struct OrderDocuments: Equatable, Sendable {
     /// Bump whenever the rendering changes (`OrderState.toJSON`, `EmailMasking`, the
     /// serializer): stored documents of another version are then ignored and derived
     /// from the state until the order is written again or `ledger rebuild` runs.
-    package static let version = 2   // 2: EmailMasking masks non-ASCII, quoted and dotless addresses
+    package static let version = 3   // 2: EmailMasking masks non-ASCII, quoted and dotless addresses; 3: and non-ASCII or literal domains
 
     /// The read model's JSON, as an auditor sees it.
     package var document: [UInt8]
