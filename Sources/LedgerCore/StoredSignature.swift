@@ -29,6 +29,9 @@ public enum StoredSignature {
         let ids: [String]
         public var isEmpty: Bool { prepared.isEmpty }
 
+        /// Whether one of these keys has the fingerprint `keyId` (`WebhookAuth.keyId`).
+        public func holds(keyId: String) -> Bool { ids.contains(keyId) }
+
         public init(_ keys: [String]) {
             prepared = keys.map { HMACKey(Array($0.utf8)) }
             ids = keys.map(WebhookAuth.keyId)

@@ -7,6 +7,9 @@ public struct WebhookVerification: Sendable, Hashable {
     /// The time the sender signed (web3 timestamp header, Banxa nonce).
     public var signedAt: Timestamp
 
+    /// The fingerprint `keyId` records for `key`.
+    public static func keyId(of key: String) -> String { WebhookAuth.keyId(key) }
+
     public init(keyIndex: Int, keyId: String, signedAt: Timestamp) {
         self.keyIndex = keyIndex
         self.keyId = keyId

@@ -111,7 +111,8 @@ struct ScaleFill {
             return try mapped(.registered(OrderRequests.registration(body: registration, receivedAt: now)),
                               raw: registration, verifiedBy: "token:bench-ingest")
         case 1...3:
-            let verification = WebhookVerification(keyIndex: 0, keyId: "k1:3f2a9c0e", signedAt: now)
+            // The fingerprint the service records: verify checks the signature with that key.
+            let verification = WebhookVerification(keyIndex: 0, keyId: key.map(WebhookVerification.keyId(of:)) ?? "k1:3f2a9c0e", signedAt: now)
             let body = Array(EventSample.web3Body(order: order, orderNo: providerOrderNo,
                                                   txHash: "0x" + EventSample.txHex(tag + String(kind)), status: kind).utf8)
             let timestamp = String(now.seconds)

@@ -106,6 +106,63 @@ struct SignatureRecheckTests {
         #expect(recheck.lines == ["web3 signatures: 0 match, 1500 do not", "webhook events without a signature to check: 1"])
     }
 
+    /// A web3 event's metadata as the service records it: signed with `signer` at `timestamp`
+    /// over `body`, verified by the key whose fingerprint is `keyId`.
+    static func web3Metadata(signer: String, keyId: String?, body: [UInt8]) -> JSONValue {
+        let timestamp = "1700000000"
+        var fields: [(String, JSONValue)] = [
+            ("verifiedBy", .string("signature")),
+            ("signedWith", .object([("X-Pay-Timestamp", .string(timestamp)),
+                                    ("X-Pay-Signature", .string(Web3Webhook.signature(key: signer, timestamp: timestamp, body: body)))])),
+        ]
+        if let keyId { fields.append(("keyId", .string(keyId))) }
+        return .object(fields)
+    }
+
+    @Test("an event signed with a key rotated out (its recorded fingerprint names no configured key) is counted as not checked, not failed; a configured key's or an unrecorded one's mismatch still fails")
+    func rotatedOutKey() {
+        let body = Array(#"{"merchantOrderNo":"R-1"}"#.utf8)
+        let old = WebhookVerification.keyId(of: "old-key"), new = WebhookVerification.keyId(of: "new-key")
+        var recheck = SignatureRecheck(web3Keys: ["new-key"], banxaSecrets: [])
+        recheck.check(position: 1, source: "webhook", metadata: Self.web3Metadata(signer: "old-key", keyId: old, body: body), raw: body)
+        recheck.check(position: 2, source: "webhook", metadata: Self.web3Metadata(signer: "new-key", keyId: new, body: body), raw: body)
+        // Bytes rewritten under a configured key's fingerprint, or with none recorded: failures.
+        recheck.check(position: 3, source: "webhook", metadata: Self.web3Metadata(signer: "new-key", keyId: new, body: body), raw: body + [0x20])
+        recheck.check(position: 4, source: "webhook", metadata: Self.web3Metadata(signer: "old-key", keyId: nil, body: body), raw: body)
+        #expect(recheck.failures.map(\.position) == [3, 4])
+        #expect(recheck.lines == ["web3 signatures: 1 match, 2 do not, 1 not checked (signed with a key not configured now: \(old))"])
+        // The old key configured again for one run: it is checked, and matches.
+        var both = SignatureRecheck(web3Keys: ["new-key", "old-key"], banxaSecrets: [])
+        both.check(position: 1, source: "webhook", metadata: Self.web3Metadata(signer: "old-key", keyId: old, body: body), raw: body)
+        #expect(both.failures.isEmpty && both.lines == ["web3 signatures: 1 match"])
+        // Many keys rotated out: five fingerprints named, then "and others".
+        var many = SignatureRecheck(web3Keys: ["new-key"], banxaSecrets: [])
+        let signers = (1...7).map { "retired-\($0)" }
+        for (i, signer) in signers.enumerated() {
+            many.check(position: Int64(i + 1), source: "webhook",
+                       metadata: Self.web3Metadata(signer: signer, keyId: WebhookVerification.keyId(of: signer), body: body), raw: body)
+        }
+        let tally = many.tallies[Web3Webhook.provider]
+        #expect(many.failures.isEmpty && tally?.uncheckedRetired == 7 && tally?.retiredKeyIds.count == 5)
+        #expect(many.lines.first?.hasSuffix(" and others)") == true, "\(many.lines)")
+    }
+
+    @Test("verify run with the webhook keys rotated to a new one passes, counting the old key's events as not checked and naming its fingerprint")
+    func rotatedKeysThroughVerify() throws {
+        let f = try Self.ledgerWithSignedEvents()
+        defer { f.stop() }
+        var env = LedgerFixture.environment(databaseURL: f.databaseURL)
+        env["LEDGER_WEB3_API_KEYS"] = "a-key-configured-later"
+        let c = try f.connect()
+        defer { c.close() }
+        let recorded = try c.query("SELECT metadata->>'keyId' AS k FROM ledger.events WHERE metadata->'signedWith' ? 'X-Pay-Signature'").string(0, "k")
+        #expect(LedgerFixture.web3Keys.map(WebhookVerification.keyId(of:)).contains(recorded), "the service records the verifying key's fingerprint")
+        let run = CLIRun()
+        #expect(run(["verify"], env: env) == 0, "\(run.errorLines)")
+        #expect(run.output.contains("web3 signatures: 0 match, 1 not checked (signed with a key not configured now: \(recorded))"), "\(run.output)")
+        #expect(run.output.contains("banxa signatures: 1 match"), "\(run.output)")
+    }
+
     @Test("without keys, signed events are counted as not checked and verify still passes")
     func withoutKeys() throws {
         let f = try Self.ledgerWithSignedEvents()

@@ -5,7 +5,9 @@ import LedgerPostgres
 /// provider signature is checked again from its stored raw bytes and the signature
 /// headers kept with it, with the keys configured now (`LEDGER_WEB3_API_KEYS`,
 /// `LEDGER_BANXA_API_SECRETS`). A rewrite of the raw bytes that recomputed the hash
-/// chain still fails here, unless the rewriter also holds the provider's key.
+/// chain still fails here, unless the rewriter also holds the provider's key. An event
+/// signed with a key no longer configured (its recorded fingerprint names none of them)
+/// cannot be checked: it is counted, with that fingerprint, not failed.
 package struct SignatureRecheck: Sendable {
     package let web3Keys: [String]
     package let banxaSecrets: [String]
@@ -18,7 +20,17 @@ package struct SignatureRecheck: Sendable {
         package var mismatched = 0
         /// Signed events that could not be checked: no key configured for their provider.
         package var unchecked = 0
+        /// Signed events no configured key matches whose recorded key (`keyId` in their
+        /// metadata, the fingerprint of the key that verified them) is not configured now:
+        /// a key rotated out. Not checked, and not failures; the line names the fingerprints.
+        package var uncheckedRetired = 0
+        /// Those keys' fingerprints (at most `retiredKeysShown`), and whether there were more.
+        package var retiredKeyIds: Set<String> = []
+        package var moreRetiredKeys = false
     }
+
+    /// How many fingerprints of keys not configured a line names.
+    static let retiredKeysShown = 5
 
     package private(set) var tallies: [String: Tally] = [:]
     /// Webhook events whose metadata records no signature to check again: the service
@@ -68,10 +80,23 @@ package struct SignatureRecheck: Sendable {
             return
         }
         let raw = raw() ?? []
+        let keys = provider == Web3Webhook.provider ? web3 : banxa
         let verdict = provider == Web3Webhook.provider
-            ? StoredSignature.web3(signedWith: signedWith, raw: raw, keys: web3)
-            : StoredSignature.banxa(signedWith: signedWith, raw: raw, secrets: banxa)
+            ? StoredSignature.web3(signedWith: signedWith, raw: raw, keys: keys)
+            : StoredSignature.banxa(signedWith: signedWith, raw: raw, secrets: keys)
         var tally = tallies[provider] ?? Tally()
+        // No configured key matches, and the key that verified the delivery (its fingerprint
+        // recorded then) is not configured now: rotated out, so nothing here can check it.
+        if verdict == .mismatch, let keyId = metadata["keyId"]?.stringValue, !keys.holds(keyId: keyId) {
+            tally.uncheckedRetired += 1
+            if tally.retiredKeyIds.count < Self.retiredKeysShown || tally.retiredKeyIds.contains(keyId) {
+                tally.retiredKeyIds.insert(keyId)
+            } else {
+                tally.moreRetiredKeys = true
+            }
+            tallies[provider] = tally
+            return
+        }
         switch verdict {
         case .matches:
             tally.matched += 1
@@ -101,6 +126,10 @@ package struct SignatureRecheck: Sendable {
             var line = "\(provider) signatures: \(t.matched) match"
             if t.mismatched > 0 { line += ", \(t.mismatched) do not" }
             if t.unchecked > 0 { line += ", \(t.unchecked) not checked (no key configured)" }
+            if t.uncheckedRetired > 0 {
+                line += ", \(t.uncheckedRetired) not checked (signed with a key not configured now: "
+                    + t.retiredKeyIds.sorted().joined(separator: ", ") + (t.moreRetiredKeys ? " and others" : "") + ")"
+            }
             return line
         } + (unsignedWebhooks > 0 ? ["webhook events without a signature to check: \(unsignedWebhooks)"] : [])
     }
