@@ -27,7 +27,7 @@ enum OrderFilterParser {
         f.attention = try bool(q["attention"], "attention")
         if let p = q["provider"] {
             guard !p.isEmpty, p.utf8.count <= 64 else { throw ServiceError.badRequest("provider must be 1-64 characters") }
-            f.provider = p
+            f.provider = p.lowercased()   // providers are stored lowercased
         }
         f.updatedFrom = try time(q["updatedFrom"], "updatedFrom")
         f.updatedTo = try time(q["updatedTo"], "updatedTo")

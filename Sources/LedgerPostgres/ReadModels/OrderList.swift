@@ -32,11 +32,16 @@ package struct OrderCursor: Sendable, Equatable {
         self.merchantOrderNo = merchantOrderNo
     }
 
+    /// The update times a cursor can carry: years 1 to 9999, microseconds from 1970 (a page
+    /// ends at a stored time; beyond these PostgreSQL could not even make one of it).
+    static let timeRange: ClosedRange<Int64> = -62_135_596_800_000_000 ... 253_402_300_799_999_999
+
     package init?(encoded: String) {
         var b64 = encoded.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         while b64.count % 4 != 0 { b64 += "=" }
         guard encoded.count <= 200, let data = Data(base64Encoded: b64), let text = String(data: data, encoding: .utf8),
-              let colon = text.firstIndex(of: ":"), let micros = Int64(text[..<colon]) else { return nil }
+              let colon = text.firstIndex(of: ":"), let micros = Int64(text[..<colon]),
+              Self.timeRange.contains(micros) else { return nil }
         let no = String(text[text.index(after: colon)...])
         guard MerchantOrderNo.isStoredForm(no) else { return nil }   // a page may end at a legacy "." order
         self.init(updatedAt: micros, merchantOrderNo: no)
