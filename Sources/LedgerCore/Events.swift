@@ -37,11 +37,15 @@ public struct OrderRegistration: Sendable, Hashable {
     public var idempotencyKey: String { "register:" + merchantOrderNo.value }
 
     /// Same content apart from when it arrived: answer 200 (duplicate) rather than 409.
-    /// Amounts compare by value, so "40" and "40.00" are the same registration.
+    /// Amounts compare by value, so "40" and "40.00" are the same registration; the
+    /// provider's response as jsonb holds it (a stored one comes back with its keys in
+    /// jsonb's order, a request's has them as sent).
     public func sameContent(as other: OrderRegistration) -> Bool {
         var a = self, b = other
         a.registeredAt = Timestamp(microseconds: 0)
         b.registeredAt = Timestamp(microseconds: 0)
+        a.providerResponse = a.providerResponse.map(JSONBText.normalized)
+        b.providerResponse = b.providerResponse.map(JSONBText.normalized)
         if let x = ExactDecimal(a.amount), let y = ExactDecimal(b.amount), x == y { b.amount = a.amount }
         if let fa = a.fiatAmount, let fb = b.fiatAmount, let x = ExactDecimal(fa), let y = ExactDecimal(fb), x == y { b.fiatAmount = fa }
         return a == b

@@ -28,6 +28,14 @@ final class OrderRegistrationRouteTests {
         let respelled = try ledger.register("R-1", amount: "40.00")
         #expect(respelled.status == 200, "the same amount spelled differently is the same content: \(respelled)")
 
+        // The provider's response as the gateway sends it, its keys not in jsonb's order: the
+        // stored one comes back reordered, and is still the same content.
+        let response = #","providerResponse":{"code":0,"orderNo":"P1","payAddress":"0xabc","msg":"ok"}"#
+        #expect(try ledger.register("R-2", amount: "40", extra: response).status == 201)
+        let reordered = try ledger.register("R-2", amount: "40.00", extra: response)
+        #expect(reordered.status == 200, "a stored provider response reads back in jsonb's key order: \(reordered)")
+        #expect(try ledger.register("R-2", amount: "40", extra: #","providerResponse":{"code":1}"#).status == 409)
+
         let other = try ledger.register("R-1", amount: "41")
         #expect(other.status == 409, "\(other)")
         #expect(other.isProblem, "\(other)")
