@@ -41,12 +41,14 @@ package struct OrderQueries: Sendable {
     /// Every event of an order, oldest first, with its canonical form, read in one snapshot
     /// with the chain around them checked (`ChainLinks`).
     package func history(_ no: MerchantOrderNo) throws -> [(stored: StoredEvent, recorded: RecordedEvent)] {
-        let stored = try pool.withConnection { connection in
-            try connection.readOnlySnapshot { c -> [StoredEvent] in
-                let events = try store.read(stream: no.stream, on: c)
-                try ChainLinks().require(events, on: c)
-                return events
-            }
+        try pool.withConnection { try history(no, on: $0) }
+    }
+
+    private func history(_ no: MerchantOrderNo, on connection: PostgresConnection) throws -> [(stored: StoredEvent, recorded: RecordedEvent)] {
+        let stored = try connection.readOnlySnapshot { c -> [StoredEvent] in
+            let events = try store.read(stream: no.stream, on: c)
+            try ChainLinks().require(events, on: c)
+            return events
         }
         return try stored.map { ($0, try EventMapping.recorded($0)) }
     }
@@ -54,10 +56,13 @@ package struct OrderQueries: Sendable {
     /// The timeline: each event with the status after it.
     /// The statuses are folded from events whose chain links were checked (`ChainLinks`).
     package func timeline(_ no: MerchantOrderNo, includeRaw: Bool) throws -> JSONValue {
-        let events = try history(no)
+        // One connection for both reads: a route waits for the pool once, within its timeout.
+        let (events, redeliveryCount) = try pool.withConnection { c in
+            let events = try history(no, on: c)
+            return (events, events.isEmpty ? [:] : try store.redeliveries(at: events.map(\.stored.position), on: c))
+        }
         guard !events.isEmpty else { throw ServiceError.notFound("no order \(no.value)") }
         let statuses = Lifecycle.statusAfter(no, events.map(\.recorded))
-        let redeliveryCount = try pool.withConnection { try store.redeliveries(at: events.map(\.stored.position), on: $0) }
         let items: [JSONValue] = try events.enumerated().map { i, e in
             let metadata = try JSONValue.parse(stored: e.stored.metadataJSON)
             var fields: [(String, JSONValue)] = [

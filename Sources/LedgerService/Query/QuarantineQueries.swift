@@ -17,16 +17,17 @@ package struct QuarantineQueries: Sendable {
     /// Deliveries that share the page's last time all come in this page, so that paging by
     /// time alone never skips one; such a page may hold a few more than `limit`.
     package func list(before: Timestamp?, limit: Int) throws -> JSONValue {
-        let rows = try pool.withConnection { c -> [QuarantineStore.Kept] in
+        // One connection for every read: a route waits for the pool once, within its timeout.
+        let (rows, more) = try pool.withConnection { c -> ([QuarantineStore.Kept], Bool) in
             var rows = try store.list(before: before, limit: limit + 1, on: c)
-            guard rows.count > limit else { return rows }
-            rows.removeLast()
-            let last = rows[rows.count - 1]
-            return rows + (try store.list(at: last.receivedAt, belowID: last.id, limit: Self.maxLimit, on: c))
+            if rows.count > limit {
+                rows.removeLast()
+                let last = rows[rows.count - 1]
+                rows += try store.list(at: last.receivedAt, belowID: last.id, limit: Self.maxLimit, on: c)
+            }
+            let more = try rows.last.map { try !store.list(before: $0.receivedAt, limit: 1, on: c).isEmpty } ?? false
+            return (rows, more)
         }
-        let more = try rows.last.map { last in
-            try pool.withConnection { try !store.list(before: last.receivedAt, limit: 1, on: $0).isEmpty }
-        } ?? false
         let next: JSONValue = more ? .string(rows[rows.count - 1].receivedAt.rfc3339) : .null
         return .object([("deliveries", .array(try rows.map(Self.json))), ("nextBefore", next)])
     }
