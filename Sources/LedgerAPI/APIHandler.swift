@@ -236,12 +236,12 @@ struct APIHandler: Sendable {
         case .ready:
             return .json(200, Array(#"{"status":"ready"}"#.utf8))
         case .migrationsPending(let count):
-            return .problem(status: 503, title: "Not ready", detail: "\(count) migration(s) pending: run ledger migrate",
+            return .problem(status: 503, title: "Service Unavailable", detail: "\(count) migration(s) pending: run ledger migrate",
                             headers: [("Retry-After", "5")])
         case .databaseUnreachable:
-            return .problem(status: 503, title: "Not ready", detail: "the database cannot be reached", headers: [("Retry-After", "2")])
+            return .problem(status: 503, title: "Service Unavailable", detail: "the database cannot be reached", headers: [("Retry-After", "2")])
         case .checkFailed(let why):
-            return .problem(status: 503, title: "Not ready", detail: "the readiness check failed: \(why)", headers: [("Retry-After", "2")])
+            return .problem(status: 503, title: "Service Unavailable", detail: "the readiness check failed: \(why)", headers: [("Retry-After", "2")])
         }
     }
 

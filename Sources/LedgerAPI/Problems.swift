@@ -3,7 +3,8 @@ import LedgerHTTP
 import LedgerService
 
 /// Every service error as the RFC 9457 problem it is answered with: the one place
-/// that knows HTTP statuses and titles.
+/// that knows HTTP statuses and titles (a problem of type `about:blank` is titled with
+/// its status's reason phrase, as RFC 9457 asks).
 extension ServiceError {
     var status: Int {
         switch self {
@@ -21,16 +22,18 @@ extension ServiceError {
 
     var response: HTTPResponse {
         switch self {
-        case .badRequest(let detail): return .problem(status: 400, title: "Bad request", detail: detail)
+        case .badRequest(let detail): return .problem(status: 400, title: "Bad Request", detail: detail)
         case .invalidInput(let e): return .problem(status: e.httpStatus, title: e.title, detail: e.message,
                                                    type: "urn:ledger:problem:" + e.reason)
-        case .unauthenticated(let detail): return .problem(status: 401, title: "Unauthorized", detail: detail)
+        case .unauthenticated(let detail):
+            // RFC 9110: a 401 names the scheme it wants.
+            return .problem(status: 401, title: "Unauthorized", detail: detail, headers: [("WWW-Authenticate", #"Bearer realm="ledger""#)])
         case .forbidden(let detail): return .problem(status: 403, title: "Forbidden", detail: detail)
-        case .notFound(let detail): return .problem(status: 404, title: "Not found", detail: detail)
+        case .notFound(let detail): return .problem(status: 404, title: "Not Found", detail: detail)
         case .conflict(let detail): return .problem(status: 409, title: "Conflict", detail: detail)
         case .unavailable(let detail):
-            return .problem(status: 503, title: "Service unavailable", detail: detail, headers: [("Retry-After", "2")])
-        case .notImplemented(let detail): return .problem(status: 501, title: "Not implemented", detail: detail)
+            return .problem(status: 503, title: "Service Unavailable", detail: detail, headers: [("Retry-After", "2")])
+        case .notImplemented(let detail): return .problem(status: 501, title: "Not Implemented", detail: detail)
         case .integrityFailure(let detail):
             // Not the caller's fault and not worth a retry: the stored log fails its own hash
             // chain (docs/decisions.md). The detail names only the position, no content.
@@ -38,7 +41,7 @@ extension ServiceError {
                             type: "urn:ledger:problem:integrity-failure")
         case .internalError:
             // The detail stays in the log; the caller gets no internals.
-            return .problem(status: 500, title: "Internal error", detail: "the ledger failed to handle this request; it has been logged")
+            return .problem(status: 500, title: "Internal Server Error", detail: "the ledger failed to handle this request; it has been logged")
         }
     }
 }
