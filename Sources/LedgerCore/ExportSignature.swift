@@ -19,6 +19,24 @@ public enum ExportSignature {
         return lines
     }
 
+    /// Each field whose line differs between two bodies, on one line: `rows signed 100, manifest says 99; ...`.
+    static func differences(signed: String, manifest: String) -> String {
+        func fields(_ body: String) -> [String: String] {
+            var found: [String: String] = [:]
+            for line in body.split(separator: "\n") {
+                let parts = line.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: false)
+                found[String(parts[0])] = parts.count > 1 ? String(parts[1]) : ""
+            }
+            return found
+        }
+        let a = fields(signed), b = fields(manifest)
+        let names = signedFields + a.keys.filter { !signedFields.contains($0) }.sorted()
+        return names.compactMap { name -> String? in
+            guard a[name] != b[name] else { return nil }
+            return "\(name) signed \(a[name].map(JSONSerializer.quoted) ?? "(absent)"), manifest says \(b[name].map(JSONSerializer.quoted) ?? "(absent)")"
+        }.joined(separator: "; ")
+    }
+
     /// The manifest with `checkpoint` and `signature` added; an empty ledger has no checkpoint (null).
     public static func sign(_ manifest: JSONValue, origin: String, key: Ed25519SigningKey, now: Timestamp) -> JSONValue {
         guard case .object(var fields) = manifest, let body = body(of: manifest) else { return manifest }
@@ -40,7 +58,7 @@ public enum ExportSignature {
             if !note.verifies(publicKey: publicKey) {
                 problems.append("the manifest's signature does not verify under the public key")
             } else if note.body != body {
-                problems.append("the manifest's fields differ from what its signature signed: signed\n\(note.body)manifest says\n\(body)")
+                problems.append("the manifest's fields differ from what its signature signed: " + differences(signed: note.body, manifest: body))
             }
         } else {
             problems.append("the manifest has no signature note")

@@ -72,13 +72,21 @@ public struct LedgerCLI {
             return 0
         } catch {
             let (message, code) = Self.describe(error)
-            errorOutput("ledger: " + message)
+            errorOutput("ledger: " + Self.oneLine(message))
             return code
         }
     }
 
     /// Commands registered by later layers (serve, replay, export...).
     public var extraCommands: [String: (LedgerCLI, [String]) throws -> Int32] = [:]
+
+    /// `message` on one line: a message that quotes something with line breaks in it (a
+    /// query text, a note) has each break made ` / `.
+    static func oneLine(_ message: String) -> String {
+        guard message.contains(where: \.isNewline) else { return message }
+        return message.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.isEmpty }.joined(separator: " / ")
+    }
 
     static func describe(_ error: Error) -> (String, Int32) {
         switch error {

@@ -13,6 +13,19 @@ struct CLITests {
     var env: [String: String] { ["DATABASE_URL": db.url] }
     init() throws { db = try TestDatabase.create("cli") }
 
+    @Test("an error whose message quotes text with line breaks (a query, a note) is still one line on stderr")
+    func errorOnOneLine() {
+        #expect(LedgerCLI.oneLine("swap gave up: pid 7 runs SELECT *\n  FROM ledger.orders\r\n WHERE x") ==
+                "swap gave up: pid 7 runs SELECT * / FROM ledger.orders / WHERE x")
+        #expect(LedgerCLI.oneLine("plain") == "plain")
+        let run = CLIRun()
+        var cli = LedgerCLI(environment: [:], executablePath: "/nonexistent/ledger")
+        cli.extraCommands["multiline-failure"] = { _, _ in throw CLIError.failed("first\nsecond", exitCode: 1) }
+        cli.errorOutput = { line in run.errors.withLock { $0.append(line) } }
+        #expect(cli.run(["multiline-failure"]) == 1)
+        #expect(run.errorLines == ["ledger: first / second"])
+    }
+
     @Test("no command is a usage error: one line on stderr, nothing on stdout, exit 64; --help prints the usage")
     func noCommand() {
         let bare = CLIRun()
