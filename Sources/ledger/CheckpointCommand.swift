@@ -1,3 +1,4 @@
+import LedgerAPI
 import LedgerService
 
 /// `ledger checkpoint`: signs the current head, stores the note, prints it.
@@ -20,6 +21,8 @@ struct CheckpointCommand {
         }
         try args.allowOnly(flags: ["help"])
         try args.refuseWords("checkpoint")
+        // The key first: without one, that is the one line, whatever else is missing.
+        _ = try CheckpointSigner.required(LedgerConfiguration.checkpointsFromEnvironment(cli.environment))
         let configuration = try cli.configuration()
         let signer = try CheckpointSigner.required(configuration.service.checkpoints)
         switch try signer.checkpoint(on: cli.connect(configuration)) {

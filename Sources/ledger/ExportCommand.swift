@@ -87,7 +87,7 @@ struct ExportFiles {
                 try? handle.close()
                 throw error
             }
-            try Data((JSONSerializer.string(manifest) + "\n").utf8).write(to: URL(fileURLWithPath: manifestPartial))
+            try Self.writeSynced(Array((JSONSerializer.string(manifest) + "\n").utf8), to: manifestPartial)
             // An older manifest goes first: a stop between the renames leaves the new file
             // without a manifest (plainly unfinished), never beside an old one.
             if unlink(manifestPath) != 0 && errno != ENOENT {
@@ -95,11 +95,30 @@ struct ExportFiles {
             }
             try Self.replace(path, with: partial)
             try Self.replace(manifestPath, with: manifestPartial)
+            Self.syncDirectory(of: path)
         } catch {
             try? FileManager.default.removeItem(atPath: partial)
             try? FileManager.default.removeItem(atPath: manifestPartial)
             throw error
         }
+    }
+
+    /// `bytes` written to a new file at `path` and on disk before this returns.
+    private static func writeSynced(_ bytes: [UInt8], to path: String) throws {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw CLIError.failed("cannot create \(path): \(String(cString: strerror(errno)))", exitCode: 1) }
+        defer { close(fd) }
+        let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+        guard written == bytes.count, fsync(fd) == 0 else {
+            throw CLIError.failed("cannot write \(path): \(String(cString: strerror(errno)))", exitCode: 1)
+        }
+    }
+
+    /// The renames themselves on disk: the folder holding `path` synced.
+    private static func syncDirectory(of path: String) {
+        let fd = open((path as NSString).deletingLastPathComponent.isEmpty ? "." : (path as NSString).deletingLastPathComponent,
+                      O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if fd >= 0 { fsync(fd); close(fd) }
     }
 
     private static func replace(_ path: String, with partial: String) throws {

@@ -53,6 +53,16 @@ struct CheckpointCommandTests {
         #expect(again(["keys", "generate", "--out", folder + "/keys"], env: env) == 1)
         #expect(again.errorLines.count == 1 && again.errorLines[0].contains("never overwritten"), "\(again.errorLines)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: keyPath)) == before)
+
+        // A dangling link where the public key would go is a name already taken: nothing is
+        // written, no private key without its public half.
+        let linked = folder + "/linked"
+        try FileManager.default.createDirectory(atPath: linked, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: linked + "/checkpoint.pub", withDestinationPath: folder + "/nowhere")
+        let dangling = CLIRun()
+        #expect(dangling(["keys", "generate", "--out", linked], env: env) == 1)
+        #expect(dangling.errorLines.count == 1 && dangling.errorLines[0].contains("never overwritten"), "\(dangling.errorLines)")
+        #expect(!FileManager.default.fileExists(atPath: linked + "/checkpoint.key"))
     }
 
     @Test("a missing key, a key others can read, a key of another type and an unwritable folder each give one clear line and exit 2")
@@ -65,6 +75,10 @@ struct CheckpointCommandTests {
         }
         refused(["LEDGER_CHECKPOINT_KEY": folder + "/nothing.key"], "no such file")
         refused(["LEDGER_CHECKPOINT_KEY": ""], "LEDGER_CHECKPOINT_KEY is not set")
+        // Nothing else set either: the missing key is still the line.
+        let bare = CLIRun()
+        #expect(bare(["checkpoint"], env: ["LEDGER_CHECKPOINT_KEY": ""]) == 2)
+        #expect(bare.errorLines.count == 1 && bare.errorLines[0].contains("LEDGER_CHECKPOINT_KEY is not set"), "\(bare.errorLines)")
         let rsa = folder + "/rsa.key"
         let made = Process()
         made.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")

@@ -39,17 +39,28 @@ public enum CheckpointKeyFile {
     }
 
     /// Writes a new key pair into `directory` (made if missing), the private key with mode
-    /// 0600 from its creation on; refuses when either file is already there.
+    /// 0600 from its creation on; refuses when either name is already taken (a dangling
+    /// link included). Both files or neither: when the second cannot be written, the first
+    /// is removed again.
     public static func generate(into directory: String) throws -> Ed25519SigningKey {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let privatePath = (directory as NSString).appendingPathComponent(privateName)
         let publicPath = (directory as NSString).appendingPathComponent(publicName)
-        for path in [privatePath, publicPath] where FileManager.default.fileExists(atPath: path) {
+        var status = stat()
+        for path in [privatePath, publicPath] where lstat(path, &status) == 0 {
             throw KeyFileError.exists(path)
         }
         let key = Ed25519SigningKey.generate()
         try create(privatePath, mode: 0o600, key.pkcs8PEM)
-        try create(publicPath, mode: 0o644, key.publicKey.spkiPEM)
+        do {
+            try create(publicPath, mode: 0o644, key.publicKey.spkiPEM)
+        } catch {
+            unlink(privatePath)
+            throw error
+        }
+        // The names themselves survive a crash from here on.
+        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if fd >= 0 { fsync(fd); close(fd) }
         return key
     }
 
