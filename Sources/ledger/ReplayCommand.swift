@@ -15,7 +15,8 @@ struct ReplayCommand {
                   Prints the order (number, provider, status, paid, how many events), then every event in ledger
                   order: position, recorded and observed times, source, type, how it was verified, and the status
                   after it. --as-of stops at events recorded up to TIME (a date, 00:00 UTC, or an RFC 3339
-                  time with its offset, to the microsecond at most). --json prints one JSON object per event, then the final state.
+                  time with its offset, to the microsecond at most). --json prints one JSON object per event (with
+                  the order's whole state after it, `stateAfter`), then the final state.
                 """)
             return 0
         }
@@ -42,7 +43,7 @@ struct ReplayCommand {
                     ("recordedAt", .string(event.recordedAt.rfc3339)), ("observedAt", .string(event.observedAt.rfc3339)),
                     ("verifiedBy", .string(step.verifiedBy)), ("hash", .string(Hex.encode(event.hash))),
                     ("payload", step.payload),
-                    ("statusAfter", .integer(after.status.rawValue)),
+                    ("statusAfter", .integer(after.status.rawValue)), ("stateAfter", after.toJSON()),
                 ]))
             }
             return "#\(event.position)  recorded \(event.recordedAt.rfc3339)  observed \(event.observedAt.rfc3339)  \(event.source)/\(event.type)  verified by \(step.verifiedBy)  → \(after.status.rawValue) \(after.statusName)\(after.attention ? " (attention)" : "")"

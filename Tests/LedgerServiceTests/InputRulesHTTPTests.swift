@@ -314,6 +314,11 @@ final class InputRulesHTTPTests {
         let replay = CLIRun()
         #expect(replay(["replay", "--order", "IR-R", "--json"], env: env) == 0, "\(replay.errorLines)")
         #expect(replay.output.contains { $0.contains("localizedDescription") }, "\(replay.output)")
+        // Each event's line carries the whole state after it; the last one's is the final state.
+        let lines = try replay.output.map { try JSONValue.parse($0) }
+        let events = lines.dropLast()
+        #expect(!events.isEmpty && events.allSatisfy { $0["stateAfter"]?["status"] == $0["statusAfter"] }, "\(replay.output)")
+        #expect(events.last?["stateAfter"] == lines.last, "\(replay.output)")
 
         Thread.sleep(forTimeInterval: 0.02)
         let to = Timestamp.now()
