@@ -19,6 +19,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 import traceback
 import urllib.error
@@ -105,6 +106,17 @@ def seed():
     # COR-1: awaiting payment, for the auditor's correction.
     register("COR-1")
 
+    # Twelve signed checkpoints low in the log, each over an order registered before it;
+    # the log then grows past them by more than the ledger page's first window (1,024
+    # positions), so the page must widen its window to find the newest ten.
+    for n in range(12):
+        register(f"CKP-{n:02d}")
+        sign_checkpoint()
+    register("BULK-700", provider="acmepay")
+    for i in range(700):
+        must(call("POST", "/v1/orders/BULK-700/observations",
+                  {"provider": "acmepay", "response": {"status": 1, "poll": i}}, TOKENS["ingest"]), 201)
+
     # PAGE-00..29: more orders than one page of search results holds.
     for n in range(30):
         register(f"PAGE-{n:02d}", provider="pagepay")
@@ -121,6 +133,17 @@ def seed():
     # The quarantine: a forged webhook whose body holds markup.
     status, _ = web3({"merchantOrderNo": "Q-1", "status": 3, "note": XSS_SCRIPT}, now, key="not-the-key")
     assert status == 401, status
+
+
+KEYS = tempfile.mkdtemp(prefix="console-check-keys-")
+
+
+def sign_checkpoint():
+    """`ledger checkpoint` with a key made for this run: a note over the head as it is."""
+    key = os.path.join(KEYS, "checkpoint.key")
+    if not os.path.exists(key):
+        subprocess.run([CLI, "keys", "generate", "--out", KEYS], check=True, capture_output=True)
+    subprocess.run([CLI, "checkpoint"], check=True, capture_output=True, env={**os.environ, "LEDGER_CHECKPOINT_KEY": key})
 
 
 def new_token(role, name, ttl=None):
@@ -404,6 +427,14 @@ def auditor_pages(browser):
     c.page.click("#nav a[href='/console/ledger']")
     expect(c.page.locator("#head-position")).to_have_text(str(call("GET", "/v1/ledger/head", token=TOKENS["auditor"])[1]["position"]))
     expect(c.page.locator("#ledger-checkpoints")).not_to_contain_text("Loading")
+    # The ten newest notes, newest first, found below a head more than 1,024 positions past them.
+    head = call("GET", "/v1/ledger/head", token=TOKENS["auditor"])[1]
+    assert head["position"] - head["checkpoint"]["position"] > 1024, head
+    notes = must(call("GET", "/v1/ledger/checkpoints?after=0&limit=1000", token=TOKENS["auditor"]), 200)["checkpoints"]
+    items = c.page.locator("#ledger-checkpoints ol.checkpoints > li > p")
+    expect(items).to_have_count(10)
+    shown = [int(text.split(",")[0].removeprefix("Position ")) for text in items.all_inner_texts()]
+    assert shown == [n["position"] for n in notes][-10:][::-1], (shown, notes)
     c.close()
 
 
