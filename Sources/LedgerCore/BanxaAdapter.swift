@@ -92,7 +92,7 @@ public enum BanxaWebhook {
     public static func event(body: [UInt8], verification: WebhookVerification, receivedAt: Timestamp) throws(CoreError) -> LedgerEvent {
         let (_, f, leftOut) = try ProviderBody.parseObject(body, what: "webhook body", mapped: BanxaMapping.fields)
         var event = try BanxaMapping.event(f, source: .webhook, observedAt: nil, receivedAt: receivedAt,
-                                           idempotencyKey: { _ in WebhookAuth.bodyKey(provider, body) }, keyId: verification.keyId)
+                                           idempotencyKey: WebhookAuth.bodyKey(provider, body), keyId: verification.keyId)
         switch event {
         case .observed(var o): o.leftOut = JSONAlteration.list(leftOut); event = .observed(o)
         case .adjustment(var a): a.leftOut = JSONAlteration.list(leftOut); event = .adjustment(a)
@@ -121,8 +121,28 @@ enum BanxaMapping {
         "crypto_coin", "fiat_currency", "order_id", "transaction_hash",
     ]
 
+    /// Banxa's own time for the status. `status_date` comes without a zone ("2024-01-31
+    /// 12:48:36"): read as UTC; the raw string stays in the raw body. An unreadable one
+    /// falls back to `updated_at`; none readable, or one more than the clock tolerance
+    /// after `receivedAt` (a far-future time would pin the status, lifecycle rule 2), is
+    /// nil: the receipt time is used, rather than losing a signed delivery.
+    static func providerTime(_ f: FieldReader, receivedAt: Timestamp) throws(CoreError) -> Timestamp? {
+        for name in ["status_date", "updated_at"] {
+            guard let text = try f.optionalString(name, maxLength: 64), let t = Timestamp.parse(text, lenient: true) else { continue }
+            return t.microseconds <= receivedAt.microseconds + BanxaWebhook.defaultToleranceSeconds * 1_000_000 ? t : nil
+        }
+        return nil
+    }
+
+    /// The time `given`, else Banxa's own (`providerTime`), else the receipt time.
+    static func observationTime(_ f: FieldReader, given: Timestamp?, receivedAt: Timestamp) throws(CoreError) -> Timestamp {
+        if let given { return given }
+        if let own = try providerTime(f, receivedAt: receivedAt) { return own }
+        return receivedAt
+    }
+
     static func event(_ f: FieldReader, source: EventSource, observedAt given: Timestamp?,
-                      receivedAt: Timestamp, idempotencyKey keyFor: (Timestamp) -> String, keyId: String?,
+                      receivedAt: Timestamp, idempotencyKey: String, keyId: String?,
                       orderNo: MerchantOrderNo? = nil) throws(CoreError) -> LedgerEvent {
         let no: MerchantOrderNo
         if let orderNo {
@@ -135,20 +155,7 @@ enum BanxaMapping {
         }
         let statusText = try f.string("status", maxLength: 64)
         guard let meaning = BanxaWebhook.meaning(of: statusText) else { throw .unknownBanxaStatus(statusText) }
-        // status_date comes without a zone ("2024-01-31 12:48:36"): read as UTC. The raw
-        // string stays in the raw body. An unreadable date falls back to updated_at, then
-        // to the receipt time, rather than losing a signed delivery.
-        var observedAt = receivedAt
-        if let given {
-            observedAt = given
-        } else if let s = try f.optionalString("status_date", maxLength: 64), let t = Timestamp.parse(s, lenient: true) {
-            observedAt = t
-        } else if let s = try f.optionalString("updated_at", maxLength: 64), let t = Timestamp.parse(s, lenient: true) {
-            observedAt = t
-        }
-        // A query's key covers the observation's own time (status_date), so the same
-        // response reported twice is a duplicate however late it arrives.
-        let idempotencyKey = keyFor(observedAt)
+        let observedAt = try observationTime(f, given: given, receivedAt: receivedAt)
         let cryptoAmount = try f.optionalAmount("crypto_amount")
         let fiatAmount = try f.optionalAmount("fiat_amount")
         let coin = try f.optionalString("crypto_coin", maxLength: 64)

@@ -115,15 +115,23 @@ public enum QueryObservation {
             var order = response
             if let data = response["data"] { order = data["order"] ?? data }
             let f = try FieldReader(order, what: "Banxa order")
+            // As for every query observation, the key hashes the response with the time given,
+            // else the arrival time: a poll that still says the same is a new observation
+            // (lifecycle rule 7); the observation's own time is status_date where readable.
+            let key = QueryKey.make(provider, merchantOrderNo, response, given ?? receivedAt)
             // A backend that already mapped the status sends it as a number 1-6.
             if case .number? = f.value("status") {
-                return .observed(try GenericQuery.observation(provider: provider, merchantOrderNo: merchantOrderNo,
-                                                              response: order, observedAt: given ?? receivedAt))
+                if let named = try f.optionalText("external_id"), named != merchantOrderNo.value {
+                    throw .orderReferenceMismatch(path: merchantOrderNo.value, body: named)
+                }
+                let observedAt = try BanxaMapping.observationTime(f, given: given, receivedAt: receivedAt)
+                var observation = try GenericQuery.observation(provider: provider, merchantOrderNo: merchantOrderNo,
+                                                               response: order, observedAt: observedAt)
+                observation.idempotencyKey = key
+                return .observed(observation)
             }
-            // The key hashes the response with the observation's time (given, else status_date).
             return try BanxaMapping.event(f, source: .query, observedAt: given, receivedAt: receivedAt,
-                                          idempotencyKey: { QueryKey.make(provider, merchantOrderNo, response, $0) }, keyId: nil,
-                                          orderNo: merchantOrderNo)
+                                          idempotencyKey: key, keyId: nil, orderNo: merchantOrderNo)
         default:
             return .observed(try GenericQuery.observation(provider: provider, merchantOrderNo: merchantOrderNo,
                                                           response: response, observedAt: given ?? receivedAt))

@@ -165,16 +165,44 @@ struct BanxaSeedTests {
         #expect(coreError { try OrderRequests.observation(merchantOrderNo: orderNo("SO-1"), body: wrong, receivedAt: t0) }?.reason == "order_reference_mismatch")
     }
 
-    @Test("the same Banxa order reported twice, later, has the same key: its key uses status_date, not the arrival time")
-    func queryRedeliveryIsDuplicate() throws {
+    @Test("the same Banxa order reported twice, later, is a new observation (lifecycle rule 7): its key uses the arrival time, or the observedAt given; its time stays status_date")
+    func queryReportedAgainIsNew() throws {
         let body = bytes(#"{"provider":"banxa","response":{"data":{"order":{"id":"8f3b2c1a","status":"complete","status_date":"2024-01-31 12:48:36","external_id":"SO-1"}}}}"#)
         let first = try OrderRequests.observation(merchantOrderNo: orderNo("SO-1"), body: body, receivedAt: t0)
-        let later = try OrderRequests.observation(merchantOrderNo: orderNo("SO-1"), body: body,
-                                                  receivedAt: Timestamp(microseconds: t0.microseconds + 30_000_000))
-        #expect(first.idempotencyKey == later.idempotencyKey)
-        #expect(first.payload == later.payload)
-        let otherDate = bytes(#"{"provider":"banxa","response":{"data":{"order":{"id":"8f3b2c1a","status":"complete","status_date":"2024-01-31 12:49:00","external_id":"SO-1"}}}}"#)
-        #expect(try OrderRequests.observation(merchantOrderNo: orderNo("SO-1"), body: otherDate, receivedAt: t0).idempotencyKey != first.idempotencyKey)
+        let laterTime = Timestamp(microseconds: t0.microseconds + 30_000_000)
+        let later = try OrderRequests.observation(merchantOrderNo: orderNo("SO-1"), body: body, receivedAt: laterTime)
+        #expect(first.idempotencyKey != later.idempotencyKey)
+        #expect(first.observedAt.rfc3339 == "2024-01-31T12:48:36Z" && later.observedAt == first.observedAt)
+        // The same report at the same arrival time, or with the same observedAt given: the same key.
+        #expect(try OrderRequests.observation(merchantOrderNo: orderNo("SO-1"), body: body, receivedAt: t0).idempotencyKey == first.idempotencyKey)
+        let given = bytes(#"{"provider":"banxa","observedAt":"2024-02-01T00:00:00Z","response":{"status":"complete","status_date":"2024-01-31 12:48:36","external_id":"SO-1"}}"#)
+        #expect(try OrderRequests.observation(merchantOrderNo: orderNo("SO-1"), body: given, receivedAt: t0).idempotencyKey
+                == OrderRequests.observation(merchantOrderNo: orderNo("SO-1"), body: given, receivedAt: laterTime).idempotencyKey)
+    }
+
+    @Test("a Banxa report whose status the backend already mapped to a number is checked against external_id and dated by status_date, as the others are")
+    func numericStatusReport() throws {
+        let paid = bytes(#"{"provider":"banxa","response":{"external_id":"SO-1","status":3,"status_date":"2024-01-31 12:48:36"}}"#)
+        let e = try OrderRequests.observation(merchantOrderNo: orderNo("SO-1"), body: paid, receivedAt: t0)
+        guard case .observed(let o) = e else { Issue.record("not an observation"); return }
+        #expect(o.status == .paid && o.observedAt.rfc3339 == "2024-01-31T12:48:36Z")
+        let other = bytes(#"{"provider":"banxa","response":{"external_id":"B-9","status":3}}"#)
+        #expect(coreError { try OrderRequests.observation(merchantOrderNo: orderNo("SO-1"), body: other, receivedAt: t0) }?.reason == "order_reference_mismatch")
+    }
+
+    @Test("a status_date beyond the clock tolerance after receipt is not the observation's time: the receipt time is, by webhook and by report alike")
+    func futureStatusDate() throws {
+        let future = #"{"status":"paymentReceived","status_date":"2099-01-01 00:00:00","external_id":"SO-1"}"#
+        let report = try OrderRequests.observation(merchantOrderNo: orderNo("SO-1"),
+                                                   body: bytes(#"{"provider":"banxa","response":"# + future + "}"), receivedAt: t0)
+        #expect(report.observedAt == t0)
+        let webhook = try BanxaWebhook.event(body: bytes(future), verification: WebhookVerification(keyIndex: 0, keyId: "k", signedAt: t0),
+                                             receivedAt: t0)
+        #expect(webhook.observedAt == t0)
+        // Within the tolerance, it is kept.
+        let near = try BanxaWebhook.event(body: bytes(#"{"status":"paymentReceived","status_date":"2025-11-29 12:03:20","external_id":"SO-1"}"#),
+                                          verification: WebhookVerification(keyIndex: 0, keyId: "k", signedAt: t0), receivedAt: t0)
+        #expect(near.observedAt.microseconds == t0.microseconds + 200_000_000)
     }
 
     @Test("a Banxa payment with a crypto amount but no coin raises no amount mismatch on an order registered in fiat")
