@@ -6,23 +6,23 @@ import LedgerPostgres
 import LedgerTestSupport
 import Testing
 
-/// docs/auditing.md: the `openssl` and psql blocks, run as they stand there
+/// README.md, *For auditors*: the `openssl` and psql blocks, run as they stand there
 /// against a real ledger's note, before and after a superuser's rewrite.
-@Suite("Checkpoint checks without the ledger, as docs/auditing.md gives them")
+@Suite("Checkpoint checks without the ledger, as the README gives them")
 struct CheckpointAuditDocTests {
     static let document = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("docs/auditing.md")
+        .deletingLastPathComponent().appendingPathComponent("README.md")
 
     /// The fenced block after `<!-- tested: NAME -->`.
     static func block(_ name: String) throws -> String {
         let text = try String(contentsOf: document, encoding: .utf8)
-        let marker = try #require(text.range(of: "<!-- tested: \(name) -->\n```sh\n"), "docs/auditing.md has no block \(name)")
+        let marker = try #require(text.range(of: "<!-- tested: \(name) -->\n```sh\n"), "README.md has no block \(name)")
         let rest = text[marker.upperBound...]
         let end = try #require(rest.range(of: "\n```\n"))
         return String(rest[..<end.lowerBound]) + "\n"
     }
 
-    @Test("the auditing guide's openssl block verifies a note ledger checkpoint made, and its psql block recomputes the chain and catches a rewrite")
+    @Test("the README's openssl block verifies a note ledger checkpoint made, and its psql block recomputes the chain and catches a rewrite")
     func readmeBlocks() throws {
         let db = try TestDatabase.create("checkpoint_readme")
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-readme-\(UUID().uuidString)").path
@@ -35,7 +35,7 @@ struct CheckpointAuditDocTests {
         try TestWrites(pool: db.pool(size: 1)).registerAndPay("RM-2")
         let run = CLIRun()
         #expect(run(["checkpoint"], env: env) == 0, "\(run.errorLines)")
-        // The guide's example names its note 1234.checkpoint; this ledger's head is 4.
+        // The README's example names its note 1234.checkpoint; this ledger's head is 4.
         let openssl = try Self.block("auditor-openssl").replacingOccurrences(of: "1234.checkpoint", with: "4.checkpoint")
         let psql = try Self.block("auditor-psql").replacingOccurrences(of: "1234.checkpoint", with: "4.checkpoint")
 
