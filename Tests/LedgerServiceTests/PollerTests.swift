@@ -114,13 +114,18 @@ final class PollerTests {
 
     @Test("a gateway that fails or answers a non-zero code gives no event: exit 1, the error kept on the schedule without the key")
     func failures() throws {
-        for no in ["F-500", "F-CODE", "F-OK", "F-ECHO"] { #expect(try ledger.register(no).status == 201) }
+        for no in ["F-500", "F-CODE", "F-OK", "F-ECHO", "F-CUT"] { #expect(try ledger.register(no).status == 201) }
         gateway.answers.with { $0["F-500"] = .text(500, "upstream exploded") }
         gateway.answers.with { $0["F-ECHO"] = .json(401, Array(#"{"code":401,"msg":"invalid api key key-current"}"#.utf8)) }
+        // The key echoed across the 200-byte cut of the error kept: no piece of it is kept.
+        let padding = String(repeating: "x", count: 184)   // the key starts 7 bytes before the cut
+        gateway.answers.with { $0["F-CUT"] = .json(401, Array(#"{"msg":"\#(padding) key-current"}"#.utf8)) }
         gateway.answer("F-OK", status: 2)
         let run = pollOnce()
         #expect(run.code == 1, "\(run)")
-        #expect(run.output == ["polled 4 order(s): 1 observation(s) recorded, 3 failed"], "\(run)")
+        #expect(run.output == ["polled 5 order(s): 1 observation(s) recorded, 4 failed"], "\(run)")
+        let cut = try #require(try schedule("F-CUT"))
+        #expect(cut.error?.contains("key-c") == false && cut.error?.contains("HTTP 401") == true, "\(cut)")
         let echoed = try #require(try schedule("F-ECHO"))
         #expect(echoed.error?.contains("HTTP 401") == true && echoed.error?.contains("[redacted]") == true, "\(echoed)")
         #expect(try ledger.order("F-500")["eventCount"]?.int64Value == 1 && ledger.order("F-CODE")["eventCount"]?.int64Value == 1)

@@ -177,6 +177,7 @@ public final class PostgresConnection: @unchecked Sendable {
     /// connecting. libpq's message quotes the part it could not read, which may be a
     /// password: whatever it quotes is left out of the error.
     public static func validate(connectionString conninfo: String) throws {
+        if let problem = unencodedUserinfo(conninfo) { throw PostgresError.invalidConnectionString(problem) }
         var parseError: UnsafeMutablePointer<CChar>?
         if let options = PQconninfoParse(conninfo, &parseError) {
             PQconninfoFree(options)
@@ -185,6 +186,23 @@ public final class PostgresConnection: @unchecked Sendable {
         let message = parseError.map { String(cString: $0) } ?? "unparseable"
         if let parseError { PQfreemem(parseError) }
         throw PostgresError.invalidConnectionString(redactingQuotedParts(message.trimmedLine))
+    }
+
+    /// A URI whose user or password holds an unencoded `@` or `/` (common in generated
+    /// passwords): libpq reads the rest of the password as the host, port or database and
+    /// fails only when it connects, quoting that part in its error, which then reaches the
+    /// logs. Such a URI is refused here, naming no part of it; nil when the URI is well formed
+    /// (RFC 3986: the authority ends at the first `/`, `?` or `#`, and holds at most one `@`).
+    static func unencodedUserinfo(_ conninfo: String) -> String? {
+        guard let scheme = conninfo.range(of: "://"),
+              ["postgresql", "postgres"].contains(conninfo[..<scheme.lowerBound].lowercased()) else { return nil }
+        let rest = conninfo[scheme.upperBound...]
+        let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
+        let authority = rest[..<authorityEnd]
+        let pathEnd = rest[authorityEnd...].firstIndex { $0 == "?" || $0 == "#" } ?? rest.endIndex
+        let ats = authority.filter { $0 == "@" }.count
+        guard ats > 1 || (ats == 0 && rest[authorityEnd..<pathEnd].contains("@")) else { return nil }
+        return "the user name or password in the URI holds an unencoded '@' or '/': percent-encode them (%40, %2F)"
     }
 
     /// `invalid percent-encoded token: "pa%zzword"` → `invalid percent-encoded token: "…"`.

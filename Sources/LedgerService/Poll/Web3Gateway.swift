@@ -62,7 +62,10 @@ package struct Web3Gateway: Sendable {
             throw GatewayError.timedOut(Self.timeoutSeconds)
         }
         let (status, body) = try answer.withLock { $0 }!.get()
-        guard (200..<300).contains(status) else { throw GatewayError.status(status, redacted(Self.excerpt(body))) }
+        // Redacted whole, then cut: a key echoed across the cut would leave its first part.
+        guard (200..<300).contains(status) else {
+            throw GatewayError.status(status, Self.excerpt(redacted(String(decoding: body, as: UTF8.self))))
+        }
         return body
     }
 
@@ -75,9 +78,9 @@ package struct Web3Gateway: Sendable {
         return URLSession(configuration: configuration, delegate: NoRedirects(), delegateQueue: nil)
     }()
 
-    private static func excerpt(_ body: [UInt8]) -> String {
-        let text = String(decoding: body.prefix(200), as: UTF8.self)
-        return text.unicodeScalars.map { $0.value < 32 ? " " : String($0) }.joined()
+    private static func excerpt(_ text: String) -> String {
+        let head = String(decoding: text.utf8.prefix(200), as: UTF8.self)
+        return head.unicodeScalars.map { $0.value < 32 ? " " : String($0) }.joined()
     }
 }
 
