@@ -465,6 +465,35 @@ struct OnlineRebuildTests {
         try ShadowTables().dropLeftovers(on: c)
     }
 
+    @Test("an enrollment's event that arrives while the rebuild builds is folded onto the enrollment's earlier events, not into a state begun anew")
+    func enrollmentCaughtUp() throws {
+        let ledger = try LedgerFixture.start("rebuildenrol")
+        defer { ledger.stop() }
+        @Sendable func callback(_ n: Int) -> String {
+            #"{"provider":"bankpay","callback":"onSuccess","payload":{"type":"bankAccountAdded","data":{"intent_id":"in_\#(n)"}},"clientEventId":"7b7c2a4e-3f1d-4c8a-9e2b-5d6f7a8b9c0\#(n)"}"#
+        }
+        for n in 1...2 {
+            #expect(try ledger.client.post("/v1/enrollments/ENR-RB/client-events", token: ledger.ingest, json: callback(n)).status == 201)
+        }
+        let url = ledger.databaseURL
+        let outcome = try Self.rebuild(url) { rebuild in
+            rebuild.afterBuild = {
+                let c = try PostgresConnection(connectionString: url)
+                defer { c.close() }
+                let signal = try ClientEventRequest.parseEnrollment(enrollmentRef: "ENR-RB", body: Array(callback(3).utf8), receivedAt: .now())
+                let event = EventMapping.newEvent(.enrollment(signal), raw: nil, receipt: Receipt(requestID: "test", verifiedBy: "token:test"))
+                _ = try c.transaction { try EventStore().append([event], on: $0) }
+            }
+        }
+        #expect(outcome.caughtUp == 1, "the third event came while the rebuild ran")
+        let c = try ledger.connect()
+        defer { c.close() }
+        let row = try c.query("SELECT last_position, state FROM ledger.enrollments WHERE enrollment_ref = 'ENR-RB'")
+        #expect(try row.int64(0, "last_position") == 3)
+        let report = try Verification().run(on: c)
+        #expect(report.summary.total == 0, "the enrollment's row is the fold of all three events")
+    }
+
     @Test("a paced rebuild sends its rows in pieces and its upserts in short statements, and builds exactly the rows an unpaced one does")
     func pacedWindow() throws {
         let db = try TestDatabase.create("rebuildpaced")

@@ -34,6 +34,9 @@ package struct Rebuild: Sendable {
     /// through a cursor and the new rows stored a small piece at a time, so that PostgreSQL's
     /// work for it falls within those bursts too, leaving the cores to the service in short gaps.
     package var pace = 1.0
+    /// Run once the build has committed, before the first catch-up (tests append there what
+    /// must arrive while a rebuild runs).
+    package var afterBuild: (@Sendable () throws -> Void)?
 
     package init() {}
 
@@ -80,10 +83,14 @@ package struct Rebuild: Sendable {
             phases.append((name, Self.seconds(since: mark)))
             mark = .now
         }
-        var (chain, sawForeignStream) = try build(reader: reader, writer: writer, shadows)
+        var (chain, sawForeignStream, enrollments) = try build(reader: reader, writer: writer, shadows)
         lap("build")
+        // The catch-up goes on from the build's fold: its enrollments (held whole, not reloaded
+        // from their rows) too, or an enrollment's event caught up would start its state anew.
         let projection = ShadowProjection(generation: generation, pageSize: Self.pageSize, sawForeignStream: sawForeignStream)
+        projection.restore(enrollments)
         do {
+            try afterBuild?()
             var caughtUp = try writer.transaction { try catchUp(&chain, projection, on: $0) }
             lap("catch-up")
             try writer.transaction { t in
@@ -114,11 +121,11 @@ package struct Rebuild: Sendable {
     }
 
     /// Step 1, in one transaction on `writer`: the new tables, made and filled from the whole
-    /// log as `reader` streams it. Returns the verified chain's head, and whether an event
-    /// lay in another order's stream. Should it throw, the transaction rolls back and takes
-    /// the new tables with it.
-    private func build(reader: PostgresConnection, writer: PostgresConnection,
-                       _ shadows: ShadowTables) throws -> (ChainContinuation, sawForeignStream: Bool) {
+    /// log as `reader` streams it. Returns the verified chain's head, whether an event lay in
+    /// another order's stream, and the enrollments folded. Should it throw, the transaction
+    /// rolls back and takes the new tables with it.
+    private func build(reader: PostgresConnection, writer: PostgresConnection, _ shadows: ShadowTables) throws
+        -> (ChainContinuation, sawForeignStream: Bool, enrollments: ShadowProjection.Memory) {
         try writer.transaction { w in
             do {
                 try shadows.refuseUnknownDependents(on: w)
@@ -144,7 +151,7 @@ package struct Rebuild: Sendable {
             }
             let chain = scan.chain
             try projection.flush(on: w)
-            return (chain, projection.sawForeignStream)
+            return (chain, projection.sawForeignStream, projection.memory)
         }
     }
 
