@@ -81,6 +81,38 @@ struct TamperedLogTests {
         #expect(try Self.readModels(c) == before)
     }
 
+    @Test("an event deleted from the middle of an order's stream, the links around its other events intact: replay, asOf and the timeline refuse, naming the event after the gap")
+    func streamGapRefused() throws {
+        let c = try db.connect()
+        defer { c.close() }
+        func observe(_ no: String, _ status: Int) throws {
+            let event = try QueryObservation.map(provider: "acme", merchantOrderNo: MerchantOrderNo(no), response: .object([("status", .number(String(status)))]),
+                                                 observedAt: nil, receivedAt: Timestamp.now())
+            _ = try c.transaction { try EventStore().append([EventMapping.newEvent(event, raw: nil, receipt: Receipt(requestID: "test", verifiedBy: "token:test"))], on: $0) }
+        }
+        try TestWrites(pool: db.pool(size: 1)).registerAndPay("TL-5")   // positions 1, 2
+        try TestWrites(pool: db.pool(size: 1)).registerAndPay("TL-6")   // positions 3, 4
+        try observe("TL-5", 2)                                          // position 5: TL-5's version 3
+        try TestWrites(pool: db.pool(size: 1)).registerAndPay("TL-7")   // positions 6, 7
+        try observe("TL-5", 3)                                          // position 8: TL-5's version 4
+        try c.query("SET session_replication_role = replica")
+        try c.query("DELETE FROM ledger.events WHERE position = 5")
+        try c.query("SET session_replication_role = origin")
+        // The links around TL-5's remaining events (1, 2 and 8) still hold: only its versions tell.
+        let remaining = try EventStore().read(stream: "order-TL-5", on: c)
+        #expect(try ChainLinks().check(remaining, on: c) == .intact(events: 4, head: 8))
+        let replay = CLIRun()
+        #expect(replay(["replay", "--order", "TL-5"], env: env) == 1)
+        #expect(replay.output.isEmpty, "\(replay.output)")
+        #expect(replay.errorLines.count == 1 && replay.errorLines[0].contains("hash chain broken at position 8")
+                && replay.errorLines[0].contains("skips from version 2 to 4"), "\(replay.errorLines)")
+        let asOf = CLIRun()
+        #expect(asOf(["replay", "--order", "TL-5", "--as-of", Timestamp.now().rfc3339], env: env) == 1)
+        let queries = OrderQueries(pool: db.pool(size: 1))
+        #expect(throws: ChainBreak.self) { try queries.order(try MerchantOrderNo("TL-5"), asOf: Timestamp.now()) }
+        #expect(throws: ChainBreak.self) { try queries.timeline(try MerchantOrderNo("TL-5"), includeRaw: false) }
+    }
+
     @Test("replay and the events export refuse a tampered order plainly: one line on stderr naming the position, exit 1, no file")
     func replayAndExportRefuse() throws {
         try TestWrites(pool: db.pool(size: 1)).registerAndPay("TL-3")   // positions 1, 2

@@ -50,6 +50,16 @@ public struct ChainLinks: Sendable {
         return .intact(events: Int64(toCheck.count), head: head)
     }
 
+    /// Throws `ChainBreak` unless `events`, one stream's whole, in order, hold its versions
+    /// 1, 2, 3... without a gap: an event deleted from the middle of an order's stream leaves
+    /// its neighbours' links intact but skips a version. Names the event after the gap.
+    public func requireWholeStream(_ events: [StoredEvent]) throws {
+        for (i, event) in events.enumerated() where event.streamVersion != i + 1 {
+            throw ChainBreak(position: event.position,
+                             reason: "stream \(event.stream) skips from version \(i) to \(event.streamVersion) at event \(event.position): an event of it was removed")
+        }
+    }
+
     /// Throws `ChainBreak` unless the links around `events` hold.
     public func require(_ events: [StoredEvent], on c: PostgresConnection) throws {
         if case .broken(let position, let reason) = try check(events, on: c) {

@@ -29,7 +29,9 @@ package struct OrderQueries: Sendable {
     package func order(_ no: MerchantOrderNo, asOf: Timestamp) throws -> JSONValue {
         let known = try pool.withConnection { connection in
             try connection.readOnlySnapshot { c -> [StoredEvent] in
-                let events = try store.read(stream: no.stream, on: c).filter { $0.recordedAt <= asOf }
+                let stream = try store.read(stream: no.stream, on: c)
+                try ChainLinks().requireWholeStream(stream)
+                let events = stream.filter { $0.recordedAt <= asOf }
                 try ChainLinks().require(events, on: c)
                 return events
             }
@@ -47,6 +49,7 @@ package struct OrderQueries: Sendable {
     private func history(_ no: MerchantOrderNo, on connection: PostgresConnection) throws -> [(stored: StoredEvent, recorded: RecordedEvent)] {
         let stored = try connection.readOnlySnapshot { c -> [StoredEvent] in
             let events = try store.read(stream: no.stream, on: c)
+            try ChainLinks().requireWholeStream(events)
             try ChainLinks().require(events, on: c)
             return events
         }

@@ -14,10 +14,13 @@ package struct Replay: Sendable {
 
     /// The steps up to `asOf` (by recorded time; nil: all); empty for an unknown order.
     /// Throws `ChainBreak` when the chain around the events it would show is broken
-    /// (`ChainLinks`: each shown event's links to both its neighbours), read in one snapshot.
+    /// (`ChainLinks`: each shown event's links to both its neighbours), or the order's stream
+    /// skips a version (an event of it removed), read in one snapshot.
     package func run(_ no: MerchantOrderNo, asOf: Timestamp?, on connection: PostgresConnection) throws -> [Step] {
         let stored = try connection.readOnlySnapshot { c in
-            let events = try EventStore().read(stream: no.stream, on: c).filter { asOf == nil || $0.recordedAt <= asOf! }
+            let stream = try EventStore().read(stream: no.stream, on: c)
+            try ChainLinks().requireWholeStream(stream)
+            let events = stream.filter { asOf == nil || $0.recordedAt <= asOf! }
             try ChainLinks().require(events, on: c)
             return events
         }
