@@ -23,6 +23,29 @@ struct VerifyScanTests {
         return found
     }
 
+    @Test("a run of deleted events is named by its first position, as the walk from genesis names it; a single one by its own")
+    func missingRunNamedFromItsStart() throws {
+        for no in ["G-1", "G-2", "G-3", "G-4"] { try TestWrites(pool: db.pool(size: 1)).registerAndPay(no) }   // positions 1-8
+        let c = try db.connect()
+        defer { c.close() }
+        try c.query("SET session_replication_role = replica")
+        try c.query("DELETE FROM ledger.events WHERE position BETWEEN 3 AND 5")
+        try c.query("SET session_replication_role = origin")
+        let report = try Verification().run(on: c)
+        guard case .broken(let position, let reason) = report.chain else {
+            Issue.record("verify passed a log with positions 3 to 5 deleted")
+            return
+        }
+        #expect(position == 3 && reason == "events 3 to 5 are missing (next stored position is 6)", "\(reason)")
+        guard case .broken(let walked, _) = try ChainVerifier().verify(on: c) else { return }
+        #expect(walked == position)
+        try c.query("SET session_replication_role = replica")
+        try c.query("DELETE FROM ledger.events WHERE position = 1")
+        try c.query("SET session_replication_role = origin")
+        guard case .broken(let single, let why) = try Verification().run(on: c).chain else { return }
+        #expect(single == 1 && why == "event 1 is missing (next stored position is 2)", "\(why)")
+    }
+
     @Test("rows without events before, between and after the streams, and a stream without its row, are each named once")
     func rowsAndStreamsWithoutEachOther() throws {
         for no in ["M-1", "M-3", "M-5", "M-7"] { try TestWrites(pool: db.pool(size: 1)).registerAndPay(no) }

@@ -9,6 +9,8 @@ package struct ChainLinkCheck: Sendable {
     package private(set) var events: Int64 = 0
     package private(set) var head: Int64 = 0
     private var broken: (position: Int64, reason: String)?
+    /// When the lowest break is a missing event: the next stored position after it.
+    private var missingBefore: Int64?
 
     package init() {}
 
@@ -28,7 +30,7 @@ package struct ChainLinkCheck: Sendable {
             return
         }
         if p > 1 && previousHash == nil {
-            found(p - 1, "event \(p - 1) is missing (next stored position is \(p))")
+            found(p - 1, "event \(p - 1) is missing (next stored position is \(p))", missingBefore: p)
             return
         }
         if !matches(previousHash ?? ChainHash.genesis) {
@@ -42,7 +44,21 @@ package struct ChainLinkCheck: Sendable {
         return .intact(events: events, head: head)
     }
 
-    private mutating func found(_ position: Int64, _ reason: String) {
-        if broken == nil || position < broken!.position { broken = (position, reason) }
+    private mutating func found(_ position: Int64, _ reason: String, missingBefore next: Int64? = nil) {
+        if broken == nil || position < broken!.position {
+            broken = (position, reason)
+            missingBefore = next
+        }
+    }
+
+    /// A scan sees only the last position of a run of missing events (the one before the next
+    /// stored event). When that is the lowest break, `highestStored(below:)` (the highest
+    /// stored position below a position, nil when none) names the run's first: the verdict
+    /// then names the first missing position, as a walk from genesis does.
+    package mutating func widenMissingRun(highestStored below: (Int64) throws -> Int64?) rethrows {
+        guard let next = missingBefore else { return }
+        let first = (try below(next) ?? 0) + 1
+        guard first < next - 1 else { return }
+        broken = (first, "events \(first) to \(next - 1) are missing (next stored position is \(next))")
     }
 }

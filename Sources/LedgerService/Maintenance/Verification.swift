@@ -77,7 +77,11 @@ package struct Verification: Sendable {
                 try orders.finish()
                 streams = orders.streams
             }
-            let (links, recheck) = scan.outcome()
+            var (links, recheck) = scan.outcome()
+            try links.widenMissingRun { next in
+                try c.query("SELECT max(position) AS below FROM ledger.events WHERE position < $1", [.int(next)])
+                    .value(0, "below").flatMap(Int64.init)
+            }
             try ReadModelCheck().checkEnrollments(on: c) { difference in
                 summary.add(difference)
                 each(difference)
