@@ -17,11 +17,12 @@ export function showEvents(panel, events, { conflicts, onAsOf, returnFocus }) {
 }
 
 function showEvent(panel, e, { conflicts, onAsOf, returnFocus, back }) {
-  const differ = Math.abs(Date.parse(e.recordedAt) - Date.parse(e.observedAt));
+  const lag = Date.parse(e.recordedAt) - Date.parse(e.observedAt);
+  const differ = Math.abs(lag);
   const rows = [
     ['Type', e.type], ['Source', `${SOURCE_WORDS[e.source] || e.source} (${e.source})`], ['Provider', text(e.provider)],
     ['Observed at', time(e.observedAt)],
-    ['Recorded at', [time(e.recordedAt), differ >= 1000 ? ` (${Math.round(differ / 1000)} s after it was observed)` : '']],
+    ['Recorded at', [time(e.recordedAt), differ >= 1000 ? ` (${Math.round(differ / 1000)} s ${lag >= 0 ? 'after' : 'before'} the time it was observed at)` : '']],
     ['Status after', `${STATUSES[e.statusAfter]} (${e.statusAfter})`],
     ['Verification', [verificationWords(e), e.verifiedBy ? h('code', {}, ` ${e.verifiedBy}`) : '']],
     ['Redeliveries', e.redeliveries ? `${e.redeliveries}: the same delivery came ${e.redeliveries} more time(s) and was stored once` : 'none'],

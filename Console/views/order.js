@@ -118,6 +118,8 @@ function asOfControl(no, asOf) {
     h('button', { type: 'submit', id: 'as-of-show' }, 'Show'),
     asOf ? h('button', { type: 'button', id: 'as-of-now', onclick: () => setAsOf(no, null) }, 'Back to now') : null,
     h('span', { class: 'help', id: 'as-of-help' }, 'A date (00:00 UTC) or an RFC 3339 time with its offset, such as 2026-11-01T12:00:00Z: the order as the ledger knew it then. An event\'s detail has a button for its own time.'));
+  // A message left on the box would keep the browser from submitting the form again.
+  input.addEventListener('input', () => input.setCustomValidity(''));
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     const value = input.value.trim();

@@ -19,6 +19,13 @@ export function renderSignIn(el, { message, onSignedIn }) {
     event.preventDefault();
     const candidate = input.value.trim();
     if (!candidate) return;
+    // A header cannot carry a line break or a character beyond Latin-1 (a pasted zero-width
+    // space, a curly quote): fetch would refuse it as if the ledger could not be reached.
+    if (/[^\x21-\x7e]/.test(candidate)) {
+      status.className = 'form-status error';
+      status.textContent = 'The token holds a space, a line break or a character no token has: paste it again as one line.';
+      return;
+    }
     button.disabled = true;
     status.className = 'form-status loading';
     status.textContent = 'Checking the token…';
