@@ -1,6 +1,7 @@
 // The JSON API as the views call it: adds the token, and turns a problem+json answer
 // into an ApiError whose message says in words what went wrong.
 import * as session from './session.js';
+import { parseExact } from './exact-json.js';
 
 export class ApiError extends Error {
   constructor(status, title, detail, retryAfter) {
@@ -40,7 +41,10 @@ export async function api(path, { method = 'GET', body } = {}) {
   } catch {
     throw new ApiError(0, '', '', null);
   }
-  if (response.ok) return response.json();
+  if (response.ok) {
+    const text = await response.text();
+    return text === '' ? null : parseExact(text);
+  }
   let problem = {};
   try { problem = await response.json(); } catch { /* not JSON: the status says enough */ }
   const error = new ApiError(response.status, problem.title || response.statusText, problem.detail || '',

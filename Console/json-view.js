@@ -2,6 +2,7 @@
 // never as markup. Masked e-mail addresses are marked, so support sees where masking applied.
 import { h } from './dom.js';
 import { isMasked } from './format.js';
+import { ExactNumber } from './exact-json.js';
 
 export function jsonView(value, attrs = {}) {
   const pre = h('pre', { class: 'json', ...attrs });
@@ -12,7 +13,9 @@ export function jsonView(value, attrs = {}) {
 function write(out, value, depth) {
   const pad = '  '.repeat(depth + 1);
   const end = '  '.repeat(depth);
-  if (Array.isArray(value)) {
+  if (value instanceof ExactNumber) {
+    out.append(h('span', { class: 'json-literal' }, value.literal));
+  } else if (Array.isArray(value)) {
     if (value.length === 0) return out.append('[]');
     out.append('[\n');
     value.forEach((item, i) => {

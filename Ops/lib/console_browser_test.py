@@ -107,6 +107,12 @@ def seed():
     # COR-1: awaiting payment, for the auditor's correction.
     register("COR-1")
 
+    # NUM-1: a client signal whose payload holds numbers JavaScript would print otherwise.
+    register("NUM-1")
+    must(call("POST", "/v1/orders/NUM-1/client-events",
+              b'{"provider":"banxa","callback":"banxaDidCompleteCheckout","clientEventId":"2c7e9a52-6c1f-4b0e-9f3c-2d1a5e8c7f11",'
+              b'"payload":{"fiat_amount":100.10,"rate":0.0000001,"reference":12345678901234567890}}', TOKENS["ingest"]), 201)
+
     # Twelve signed checkpoints low in the log, each over an order registered before it;
     # the log then grows past them by more than the ledger page's first window (1,024
     # positions), so the page must widen its window to find the newest ten.
@@ -321,6 +327,18 @@ def masking(browser):
     expect(a.page.locator("#client-signal-payload mark.masked")).to_have_count(0)
     expect(a.page.locator("#role")).to_contain_text("unmasked")
     a.close()
+
+
+@check("a payload's numbers are shown as the provider wrote them, not as JavaScript prints them")
+def exact_numbers(browser):
+    c = Console(browser)
+    c.sign_in(TOKENS["support"])
+    c.open_order("NUM-1")
+    payload = c.page.locator("#client-signal-payload")
+    expect(payload).to_contain_text('"fiat_amount": 100.10')
+    expect(payload).to_contain_text('"rate": 0.0000001')
+    expect(payload).to_contain_text('"reference": 12345678901234567890')
+    c.close()
 
 
 @check("payloads holding <img onerror> and <script> run nothing, for support and auditors")
