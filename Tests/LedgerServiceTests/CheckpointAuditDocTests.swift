@@ -72,12 +72,6 @@ struct CheckpointAuditDocTests {
         environment["DATABASE_URL"] = env["DATABASE_URL"]
         environment["PATH"] = "/usr/lib/postgresql/15/bin:" + (environment["PATH"] ?? "/usr/bin:/bin")
         p.environment = environment
-        let pipe = Pipe()
-        p.standardOutput = pipe
-        p.standardError = pipe
-        try p.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return (p.terminationStatus, String(decoding: data, as: UTF8.self))
+        return try CheckpointCommandTests.outputAndStatus(of: p)
     }
 }

@@ -375,6 +375,11 @@ struct CheckpointCommandTests {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/bin/bash")
         p.arguments = ["-c", script, "bash"] + arguments
+        return try outputAndStatus(of: p)
+    }
+
+    /// Runs `p` as configured, its stdout and stderr gathered into one text.
+    static func outputAndStatus(of p: Process) throws -> (Int32, String) {
         let pipe = Pipe()
         p.standardOutput = pipe
         p.standardError = pipe
