@@ -65,7 +65,7 @@ final class ExportResponses: Sendable {
             n += 1
             return true
         }) else {
-            throw ServiceError.unavailable("\(maxRunning) exports are running; retry when one has finished")
+            throw ServiceError.unavailable("\(maxRunning == 1 ? "an export is" : "\(maxRunning) exports are") running, as many as may run at once; retry when one has finished")
         }
         let slot = Slot { [self] in self.running.withLock { $0 -= 1 } }
         let connection = try PostgresConnection(connectionString: connectionString, connectTimeoutSeconds: 2,
@@ -81,10 +81,14 @@ final class ExportResponses: Sendable {
         return try TimeQuery.parse(text, name: name)
     }
 
-    /// Frees a running export's place when the body is done with (finished, failed or dropped).
+    /// A running export's place: freed once, when the export ends (its last byte made, or
+    /// a failure), or when the body is dropped, whichever comes first. Freeing it at the end,
+    /// before the response's closing chunk is sent, means a client that has read one export
+    /// whole always finds its place free for the next.
     final class Slot: Sendable {
-        private let release: @Sendable () -> Void
-        init(_ release: @escaping @Sendable () -> Void) { self.release = release }
+        private let pending: Mutex<(@Sendable () -> Void)?>
+        init(_ release: @escaping @Sendable () -> Void) { pending = Mutex(release) }
+        func release() { pending.withLock { f -> (@Sendable () -> Void)? in defer { f = nil }; return f }?() }
         deinit { release() }
     }
 }
@@ -119,8 +123,15 @@ final class StreamedExport: @unchecked Sendable {
                 return first
             }
             guard let session else { return nil }
-            guard let chunk = try session.next() else {
+            let chunk: [UInt8]?
+            do { chunk = try session.next() } catch {
+                self.session = nil
+                slot.release()
+                throw error
+            }
+            guard let chunk else {
                 self.session = nil   // ends the connection now, not when the server lets go of the body
+                slot.release()
                 return nil
             }
             return chunk

@@ -1,7 +1,9 @@
 import Foundation
 import LedgerCore
 import LedgerPostgres
+@testable import LedgerAPI
 @testable import LedgerService
+import LedgerHTTP
 import LedgerTestSupport
 import Testing
 
@@ -275,6 +277,31 @@ final class ExportTests {
         let status = String(decoding: try ledger.client.get("/v1/exports/events?from=\(Self.q(from.rfc3339))&to=\(Self.q(to.rfc3339))",
                                                                token: ledger.auditor).body, as: UTF8.self)
         #expect(status.contains(",H-0-1,StatusObserved,webhook,web3,3,3,40,"), "the auditor may export too; the webhook's row shows status 3")
+    }
+
+    @Test("an export's place is free once its body has ended, before the server lets go of the body, so a client that read one export whole never meets a 503 for the next")
+    func placeFreedAtTheEnd() throws {
+        try seedRegistrations(prefix: "B", batches: 2)
+        let exports = ExportResponses(connectionString: ledger.databaseURL, maxRunning: 1)
+        let query = ["from": "2000-01-01", "to": "2100-01-01"]
+        var held: [HTTPResponse] = []
+        for kind in [ExportKind.events, .orders, .events] {
+            let response = try exports.response(kind, query: query)
+            guard case .stream(let next) = response.body else {
+                Issue.record("\(kind): not streamed")
+                return
+            }
+            var bytes = 0
+            while let chunk = try next() { bytes += chunk.count }
+            // 1,600 registrations, none paid: every event a row, and the orders export its header alone.
+            #expect(kind == .orders ? bytes > 0 : bytes > 1_600 * 20, "\(kind): \(bytes) bytes")
+            held.append(response)   // the body is still held, as the server holds it after its last chunk
+        }
+        #expect(held.count == 3)
+        // While one runs, another is refused with 503, and its place comes back when it fails or is dropped.
+        let running = try exports.response(.events, query: query)
+        #expect(throws: ServiceError.self) { try exports.response(.orders, query: query) }
+        _ = running
     }
 
     @Test("an export over HTTP without from or to, with a time without its offset or finer than microseconds, with to before from, an unknown format or parameter is 400 with a problem")
