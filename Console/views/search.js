@@ -51,8 +51,14 @@ function filtersFrom(params) {
   return out;
 }
 
+// The latest search asked for in each results area: an answer to an earlier one that
+// arrives after it (a slow first search, then a quick second) is dropped, never shown.
+const latest = new WeakMap();
+
 /** One page of results; `trail` holds the cursors of the pages before, for "Previous". */
 async function showPage(el, filters, trail, cursor) {
+  const ticket = {};
+  latest.set(el, ticket);
   loading(el, 'orders');
   const query = new URLSearchParams(filters);
   query.set('limit', '25');
@@ -61,9 +67,10 @@ async function showPage(el, filters, trail, cursor) {
   try {
     page = await api('/v1/orders?' + query);
   } catch (error) {
-    if (el.isConnected) el.replaceChildren(inlineError(error));
+    if (el.isConnected && latest.get(el) === ticket) el.replaceChildren(inlineError(error));
     return;
   }
+  if (latest.get(el) !== ticket) return;
   const rows = page.orders.map((o) => h('tr', { 'data-order': o.merchantOrderNo },
     h('td', {}, h('a', { href: `/console/orders/${encodeURIComponent(o.merchantOrderNo)}`, 'data-link': true }, o.merchantOrderNo)),
     h('td', {}, statusBadge(o.status, o.statusName)),

@@ -262,6 +262,38 @@ def search_pages(browser):
     c.close()
 
 
+@check("a slow answer to an earlier search never replaces the answer to a later one")
+def search_race(browser):
+    c = Console(browser)
+    c.sign_in(TOKENS["support"])
+    release = []
+
+    def hold_first(route):
+        # The first search (CUST-77) is answered only after the second has been shown.
+        if "CUST-77" in route.request.url and not release:
+            release.append(route)
+        else:
+            route.continue_()
+    c.page.route("**/v1/orders?*", hold_first)
+    c.page.fill("#f-q", "CUST-77")
+    c.page.click("#search-form button[type=submit]")
+    deadline = time.time() + 15
+    while not release and time.time() < deadline:
+        c.page.wait_for_timeout(50)
+    assert release, "the first search never reached the network"
+    c.page.fill("#f-q", "")
+    c.page.fill("#f-provider", "pagepay")
+    c.page.click("#search-form button[type=submit]")
+    rows = c.page.locator("#orders-table tbody tr")
+    expect(rows).to_have_count(25)
+    with c.page.expect_response(lambda r: "CUST-77" in r.url):
+        release[0].continue_()
+    c.page.wait_for_timeout(500)   # time for the late answer to be handled
+    assert rows.count() == 25, f"the earlier search's answer replaced the later one: {rows.count()} rows"
+    expect(c.page.locator("#orders-table tbody tr[data-order='OOO-1']")).to_have_count(0)
+    c.close()
+
+
 @check("errors are named in words: 503 with its Retry-After, and an unreachable ledger")
 def errors_in_words(browser):
     c = Console(browser)
