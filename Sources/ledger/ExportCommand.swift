@@ -73,6 +73,10 @@ struct ExportFiles {
     func write(_ body: (_ file: ([UInt8]) throws -> Void) throws -> JSONValue) throws {
         let manifestPath = path + ".manifest.json"
         let partial = path + ".partial", manifestPartial = manifestPath + ".partial"
+        // Ctrl-C (or SIGTERM, SIGHUP) from here on removes the temporary files before the
+        // process ends; armed before the export's threads start, so none of them takes it.
+        let onSignal = PartialFilesOnSignal.arm([partial, manifestPartial])
+        defer { onSignal.finished() }
         guard FileManager.default.createFile(atPath: partial, contents: nil) else {
             throw CLIError.failed("cannot create \(partial): check the directory exists and is writable", exitCode: 1)
         }
@@ -88,6 +92,7 @@ struct ExportFiles {
                 throw error
             }
             try Self.writeSynced(Array((JSONSerializer.string(manifest) + "\n").utf8), to: manifestPartial)
+            onSignal.finishing()
             // An older manifest goes first: a stop between the renames leaves the new file
             // without a manifest (plainly unfinished), never beside an old one.
             if unlink(manifestPath) != 0 && errno != ENOENT {

@@ -6,6 +6,9 @@ import LedgerPostgres
 import LedgerHTTP
 import LedgerTestSupport
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// exports.md: `ledger export orders|events` over a half-open period on the ledger's
 /// recording time, against a real PostgreSQL.
@@ -277,6 +280,30 @@ final class ExportTests {
         let status = String(decoding: try ledger.client.get("/v1/exports/events?from=\(Self.q(from.rfc3339))&to=\(Self.q(to.rfc3339))",
                                                                token: ledger.auditor).body, as: UTF8.self)
         #expect(status.contains(",H-0-1,StatusObserved,webhook,web3,3,3,40,"), "the auditor may export too; the webhook's row shows status 3")
+    }
+
+    @Test("an export to --out stopped by SIGINT, SIGTERM or SIGHUP midway removes its temporary files and leaves no FILE", .timeLimit(.minutes(3)))
+    func interruptedLeavesNothing() throws {
+        try seedRegistrations(prefix: "S", batches: 60)   // 48,000 events: a debug build's export takes a second or more
+        let binary = try ServeProcess.executable()
+        var environment = LedgerFixture.environment(databaseURL: ledger.databaseURL)
+        environment["PATH"] = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        for signal in [SIGINT, SIGTERM, SIGHUP] {
+            let out = folder.appendingPathComponent("stopped-\(signal).csv").path
+            let pid = try spawnLogged([binary, "export", "events", "--from", "2000-01-01", "--to", "2100-01-01", "--out", out],
+                                      environment: environment, log: out + ".log")
+            // Stopped once rows are being written to the temporary file.
+            let writing = eventually(within: 30, every: 0.005) {
+                ((try? FileManager.default.attributesOfItem(atPath: out + ".partial")[.size] as? Int) ?? 0) > 0
+            }
+            kill(pid, signal)
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+            #expect(writing, "signal \(signal): the export never began writing")
+            #expect(status & 0x7f == signal, "signal \(signal): the export should end by the signal, not exit \((status >> 8) & 0xff)")
+            let left = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasPrefix("stopped-\(signal).csv") && !$0.hasSuffix(".log") }
+            #expect(left.isEmpty, "signal \(signal) left \(left)")
+        }
     }
 
     @Test("an export's place is free once its body has ended, before the server lets go of the body, so a client that read one export whole never meets a 503 for the next")
