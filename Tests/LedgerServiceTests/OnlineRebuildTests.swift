@@ -494,6 +494,39 @@ struct OnlineRebuildTests {
         #expect(report.summary.total == 0, "the enrollment's row is the fold of all three events")
     }
 
+    @Test("a rebuild whose connection is remade midway (so its one-at-a-time lock is gone) stops before the next step, swaps nothing, and says to run it again")
+    func lockLostMidway() throws {
+        let ledger = try LedgerFixture.start("rebuildlocklost")
+        defer { ledger.stop() }
+        #expect(try ledger.sendWeb3(LedgerFixture.web3Body("LL-1", status: 3)).status == 200)
+        let c = try ledger.connect()
+        defer { c.close() }
+        let before = try c.query("SELECT merchant_order_no, state, document FROM ledger.orders ORDER BY 1").rows
+        let url = ledger.databaseURL
+        let error = #expect(throws: MaintenanceError.self) {
+            _ = try Self.rebuild(url) { rebuild in
+                rebuild.afterBuild = {
+                    // The session holding the rebuild's lock is ended, as a dropped connection would be.
+                    let admin = try PostgresConnection(connectionString: url)
+                    defer { admin.close() }
+                    let ended = try admin.query("""
+                        SELECT pg_terminate_backend(pid) AS ended FROM pg_locks
+                         WHERE locktype = 'advisory' AND objsubid = 1 AND granted
+                           AND ((classid::bigint << 32) | objid::bigint) = $1
+                        """, [.int(Rebuild.rebuildLockKey)])
+                    #expect(ended.count == 1, "the rebuild's lock was held by one session")
+                    Thread.sleep(forTimeInterval: 0.2)
+                }
+            }
+        }
+        if case .rebuildLockLost? = error {} else { Issue.record("stopped for another reason: \(String(describing: error))") }
+        #expect(try c.query("SELECT merchant_order_no, state, document FROM ledger.orders ORDER BY 1").rows == before)
+        #expect(try c.query("SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 1").int64(0, "n") == 0)
+        // The next rebuild takes the lock, drops the new tables left behind, and completes.
+        #expect(try Self.rebuild(url).events == (try c.query("SELECT max(position) AS head FROM ledger.events").int64(0, "head")))
+        #expect(try Self.shadows(c) == 0)
+    }
+
     @Test("a paced rebuild sends its rows in pieces and its upserts in short statements, and builds exactly the rows an unpaced one does")
     func pacedWindow() throws {
         let db = try TestDatabase.create("rebuildpaced")

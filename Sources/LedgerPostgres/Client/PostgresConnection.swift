@@ -224,8 +224,12 @@ public final class PostgresConnection: @unchecked Sendable {
             // libpq notices that the server closed an idle connection (a restart) only when it
             // next reads from it: a socket that is readable now holds that close (or a FATAL
             // notice before it), and reading it marks the connection bad. One poll(2), no wait.
+            // The FATAL notice and the close can take two reads: read while there is more.
             var descriptor = pollfd(fd: PQsocket(conn), events: Int16(POLLIN), revents: 0)
-            if poll(&descriptor, 1, 0) > 0 { _ = PQconsumeInput(conn) }
+            var reads = 0
+            while reads < 4, PQstatus(conn) == CONNECTION_OK, poll(&descriptor, 1, 0) > 0, PQconsumeInput(conn) == 1 {
+                reads += 1
+            }
         }
         if isHealthy { return }
         if let conn { PQfinish(conn) }

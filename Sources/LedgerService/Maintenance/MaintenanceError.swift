@@ -5,6 +5,7 @@ package enum MaintenanceError: Error, CustomStringConvertible {
     case readModelsDiffer(count: Int, first: String)
     case signaturesDoNotMatch(count: Int, first: String)
     case rebuildRunning
+    case rebuildLockLost
     case rebuildRefused(String)
     case swapNotTaken(seconds: Double, attempts: Int, holders: [String])
 
@@ -20,6 +21,9 @@ package enum MaintenanceError: Error, CustomStringConvertible {
             return "\(count) stored webhook signature(s) do not match their raw bytes; first: \(first)"
         case .rebuildRunning:
             return "another ledger rebuild is running (it holds the rebuild lock); nothing was rebuilt"
+        case .rebuildLockLost:
+            return "the rebuild's database connection was lost midway, and with it the lock that keeps it the only one running; "
+                + "nothing was swapped in and the read models are as they were: run ledger rebuild again"
         case .rebuildRefused(let why):
             return why
         case .swapNotTaken(let seconds, let attempts, let holders):

@@ -72,9 +72,11 @@ package struct Rebuild: Sendable {
     /// or the unreadable event, with the read models as they were.
     package func run(reader: PostgresConnection, writer: PostgresConnection) throws -> Outcome {
         let began = ContinuousClock.now
-        guard try writer.query("SELECT pg_try_advisory_lock($1) AS taken", [.int(Self.rebuildLockKey)]).string(0, "taken") == "t" else {
-            throw MaintenanceError.rebuildRunning
-        }
+        let taken = try writer.query("SELECT pg_try_advisory_lock($1) AS taken, pg_backend_pid() AS backend", [.int(Self.rebuildLockKey)])
+        guard try taken.string(0, "taken") == "t" else { throw MaintenanceError.rebuildRunning }
+        // The lock lives as long as this session: each writer transaction below first checks
+        // it is still in it (the connection remade between steps would have lost the lock).
+        let lock = SessionLock(key: Self.rebuildLockKey, backend: try taken.int64(0, "backend"))
         defer { _ = try? writer.query("SELECT pg_advisory_unlock($1)", [.int(Self.rebuildLockKey)]) }
         let shadows = ShadowTables()
         var phases: [(String, Double)] = []
@@ -83,7 +85,7 @@ package struct Rebuild: Sendable {
             phases.append((name, Self.seconds(since: mark)))
             mark = .now
         }
-        var (chain, sawForeignStream, enrollments) = try build(reader: reader, writer: writer, shadows)
+        var (chain, sawForeignStream, enrollments) = try build(reader: reader, writer: writer, shadows, lock)
         lap("build")
         // The catch-up goes on from the build's fold: its enrollments (held whole, not reloaded
         // from their rows) too, or an enrollment's event caught up would start its state anew.
@@ -91,22 +93,29 @@ package struct Rebuild: Sendable {
         projection.restore(enrollments)
         do {
             try afterBuild?()
-            var caughtUp = try writer.transaction { try catchUp(&chain, projection, on: $0) }
+            var caughtUp = try writer.transaction { t in
+                try lock.require(on: t)
+                return try catchUp(&chain, projection, on: t)
+            }
             lap("catch-up")
             try writer.transaction { t in
+                try lock.require(on: t)
                 if !keepsIndexesUp { try shadows.createIndexes(on: t) }
                 try shadows.analyze(on: t)
             }
             lap(keepsIndexesUp ? "statistics" : "indexes")
             var round = 1
             while true {
-                let events = try writer.transaction { try catchUp(&chain, projection, on: $0) }
+                let events = try writer.transaction { t in
+                    try lock.require(on: t)
+                    return try catchUp(&chain, projection, on: t)
+                }
                 caughtUp += events
                 round += 1
                 if schedule.afterCatchUp(round: round, events: Int(events)) == .trySwap { break }
             }
             lap("catch-up")
-            let swap = try swapIn(&chain, projection, shadows, writer: writer)
+            let swap = try swapIn(&chain, projection, shadows, writer: writer, lock)
             lap("swap")
             try shadows.dropRetired(on: writer)
             lap("drop the old tables")
@@ -114,6 +123,9 @@ package struct Rebuild: Sendable {
             return Outcome(events: chain.head, caughtUp: caughtUp + swap.tail, swapAttempts: swap.attempts,
                            swapSeconds: swap.held, seconds: Self.seconds(since: began), phases: phases,
                            refusals: swap.refusals)
+        } catch MaintenanceError.rebuildLockLost {
+            // The new tables may be another rebuild's by now: the next rebuild drops them.
+            throw MaintenanceError.rebuildLockLost
         } catch {
             try? shadows.dropLeftovers(on: writer)
             throw error
@@ -124,9 +136,10 @@ package struct Rebuild: Sendable {
     /// log as `reader` streams it. Returns the verified chain's head, whether an event lay in
     /// another order's stream, and the enrollments folded. Should it throw, the transaction
     /// rolls back and takes the new tables with it.
-    private func build(reader: PostgresConnection, writer: PostgresConnection, _ shadows: ShadowTables) throws
+    private func build(reader: PostgresConnection, writer: PostgresConnection, _ shadows: ShadowTables, _ lock: SessionLock) throws
         -> (ChainContinuation, sawForeignStream: Bool, enrollments: ShadowProjection.Memory) {
         try writer.transaction { w in
+            try lock.require(on: w)
             do {
                 try shadows.refuseUnknownDependents(on: w)
             } catch let error as ShadowTablesError {
@@ -177,7 +190,7 @@ package struct Rebuild: Sendable {
 
     /// Step 3: swap attempts until one commits, or the schedule gives up.
     private func swapIn(_ chain: inout ChainContinuation, _ projection: ShadowProjection, _ shadows: ShadowTables,
-                        writer: PostgresConnection) throws -> (attempts: Int, tail: Int64, held: Double, refusals: [String], steps: [(String, Double)]) {
+                        writer: PostgresConnection, _ lock: SessionLock) throws -> (attempts: Int, tail: Int64, held: Double, refusals: [String], steps: [(String, Double)]) {
         let first = ContinuousClock.now
         var refusals: [String] = []
         var steps: [(String, Double)] = []
@@ -191,6 +204,7 @@ package struct Rebuild: Sendable {
             steps = []
             do {
                 let folded = try writer.transaction { w -> Int64 in
+                    try lock.require(on: w)
                     try w.query("SET LOCAL lock_timeout = '\(schedule.lockTimeoutMilliseconds)ms'")
                     try w.query("SELECT pg_advisory_xact_lock($1)", [.int(AppendLock.key)])   // writers wait from here
                     lockedAt = .now
@@ -213,7 +227,10 @@ package struct Rebuild: Sendable {
                                                         holders: (try? Self.holders(on: writer)) ?? [])
                 case .after(let pause):
                     Thread.sleep(forTimeInterval: pause)
-                    tail += try writer.transaction { try catchUp(&chain, projection, on: $0) }
+                    tail += try writer.transaction { t in
+                        try lock.require(on: t)
+                        return try catchUp(&chain, projection, on: t)
+                    }
                 }
             }
         }
@@ -251,6 +268,20 @@ package struct Rebuild: Sendable {
             return try row.recorded()
         } catch {
             throw MaintenanceError.unreadableEvent(position: row.position, String(describing: error))
+        }
+    }
+}
+
+/// A session advisory lock and the backend that took it: `require` fails, before anything
+/// else is done in a transaction, once the connection is no longer that session (remade
+/// after a drop, which released the lock).
+struct SessionLock {
+    let key: Int64
+    let backend: Int64
+
+    func require(on c: PostgresConnection) throws {
+        guard try c.query("SELECT pg_backend_pid() AS backend").int64(0, "backend") == backend else {
+            throw MaintenanceError.rebuildLockLost
         }
     }
 }
