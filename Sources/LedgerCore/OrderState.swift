@@ -142,4 +142,7 @@ public struct OrderConflict: Sendable, Hashable {
     public var expected: String?
     public var observed: String?
     public var asset: String?
+    /// For a payment in none of the order's units: the asset the observed amount is in
+    /// (`asset` is then the order's, in which `expected` is).
+    public var observedAsset: String?
 }

@@ -156,6 +156,7 @@ extension OrderConflict {
         w.string("expected", ifPresent: expected)
         w.string("observed", ifPresent: observed)
         w.string("asset", ifPresent: asset)
+        w.string("observedAsset", ifPresent: observedAsset)
         w.closeObject()
     }
 }

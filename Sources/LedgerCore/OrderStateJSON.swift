@@ -182,6 +182,7 @@ extension OrderConflict {
             ("expected", expected.map(JSONValue.string)),
             ("observed", observed.map(JSONValue.string)),
             ("asset", asset.map(JSONValue.string)),
+            ("observedAsset", observedAsset.map(JSONValue.string)),
         ])
     }
 }

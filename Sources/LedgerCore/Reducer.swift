@@ -30,9 +30,14 @@ extension OrderState {
         positions.insert(position, at: slot)
 
         if updatedAt.map({ recorded.recordedAt > $0 }) ?? true { updatedAt = recorded.recordedAt }
-        let observedAt = recorded.event.observedAt
-        if firstObservedAt.map({ observedAt < $0 }) ?? true { firstObservedAt = observedAt }
-        if firstProvider.map({ position < $0.position }) ?? true { firstProvider = PositionedText(position: position, text: recorded.event.provider) }
+        // An order's provider and creation time, when it was not registered, come from what
+        // the providers said: an app's relayed callback names its own provider and time, and
+        // advisory events move nothing (rule 3).
+        if recorded.event.isAuthoritative {
+            let observedAt = recorded.event.observedAt
+            if firstObservedAt.map({ observedAt < $0 }) ?? true { firstObservedAt = observedAt }
+            if firstProvider.map({ position < $0.position }) ?? true { firstProvider = PositionedText(position: position, text: recorded.event.provider) }
+        }
 
         switch recorded.event {
         case .registered(let r):
@@ -68,6 +73,8 @@ extension OrderState {
                 lastClientSignal = fact
             }
         case .adjustment(let a):
+            // As for observations: only an authoritative source records a refund.
+            guard a.source.isAuthoritative else { break }
             let fact = AdjustmentFact(position: position, kind: a.kind, amount: a.amount, asset: a.asset, observedAt: a.observedAt)
             if let last = adjustments.last, last.position > position {
                 adjustments.insert(fact, at: adjustments.firstIndex { $0.position > position } ?? adjustments.count)
@@ -111,7 +118,7 @@ extension OrderState {
         let obs = observations
         let n = obs.count
         @inline(__always) func older(_ a: Int, _ b: Int) -> Bool { obs[a].isOlder(than: obs[b]) }
-        var newest = -1, firstPaid = -1, firstPaidWithAmount = -1
+        var newest = -1, firstPaid = -1
         var newestWithAsset = -1, newestWithOrderId = -1, newestWithTx = -1, newestPaidWithTx = -1, newestWithFiat = -1
         var completed = false
         for i in 0..<n {
@@ -120,7 +127,6 @@ extension OrderState {
             if o.status == .completed { completed = true }
             if o.status.isPaid {
                 if firstPaid < 0 || older(i, firstPaid) { firstPaid = i }
-                if o.amount != nil, firstPaidWithAmount < 0 || older(i, firstPaidWithAmount) { firstPaidWithAmount = i }
                 if o.txHash != nil, newestPaidWithTx < 0 || older(newestPaidWithTx, i) { newestPaidWithTx = i }
             }
             if o.asset != nil, newestWithAsset < 0 || older(newestWithAsset, i) { newestWithAsset = i }
@@ -139,7 +145,6 @@ extension OrderState {
         }
         paid = status.isPaid
         paidAt = firstPaid >= 0 ? obs[firstPaid].observedAt : nil
-        paidAmount = firstPaidWithAmount >= 0 ? obs[firstPaidWithAmount].amount : nil
 
         var found: [OrderConflict] = []
         var late = false
@@ -159,6 +164,15 @@ extension OrderState {
 
         let reg = registration
         asset = reg?.asset ?? (newestWithAsset >= 0 ? obs[newestWithAsset].asset : nil)
+        // The paid amount is in `asset`, as exports total it: the first paid observation
+        // with an amount in the order's asset (its amount, or its fiat amount when that is
+        // in the order's asset; Banxa's crypto amount for an order registered in euros is not).
+        var paidIn: (index: Int, amount: String)?
+        for i in 0..<n where obs[i].status.isPaid {
+            guard let amount = Self.amount(of: obs[i], in: asset) else { continue }
+            if paidIn.map({ older(i, $0.index) }) ?? true { paidIn = (i, amount) }
+        }
+        paidAmount = paidIn?.amount
         providerOrderId = reg?.providerOrderId ?? (newestWithOrderId >= 0 ? obs[newestWithOrderId].providerOrderId : nil)
         let tx = newestPaidWithTx >= 0 ? newestPaidWithTx : newestWithTx
         txHash = tx >= 0 ? obs[tx].txHash : nil
@@ -234,6 +248,27 @@ extension OrderState {
                                      expected: reg.amount, observed: amount, asset: reg.asset)
             }
         }
+        // Paid with amounts in none of the order's units (0.01 ETH for a 40 USDT order): no
+        // rate is the ledger's to apply, so a person looks.
+        let units = [reg.asset, reg.fiatCurrency].compactMap { $0 }
+        func known(_ unit: String?) -> Bool { unit == nil || units.contains { sameAsset(unit, $0) } }
+        if let amount = o.amount, !known(o.asset), !(o.fiatAmount != nil && known(o.fiatCurrency)) {
+            return OrderConflict(position: o.position, kind: .amountMismatch, observedAt: o.observedAt,
+                                 expected: reg.amount, observed: amount, asset: reg.asset, observedAsset: o.asset)
+        }
+        if o.amount == nil, let amount = o.fiatAmount, let currency = o.fiatCurrency, !known(currency) {
+            return OrderConflict(position: o.position, kind: .amountMismatch, observedAt: o.observedAt,
+                                 expected: reg.amount, observed: amount, asset: reg.asset, observedAsset: currency)
+        }
+        return nil
+    }
+
+    /// An observation's amount in `asset`: its amount when in that asset (or without one),
+    /// else its fiat amount when that is in it; nil when it has none in `asset`.
+    static func amount(of o: ObservationFact, in asset: String?) -> String? {
+        func same(_ a: String?, _ b: String?) -> Bool { a == nil || b == nil || a == b || a!.lowercased() == b!.lowercased() }
+        if let amount = o.amount, same(o.asset, asset) { return amount }
+        if let fiat = o.fiatAmount, let currency = o.fiatCurrency, let asset, same(currency, asset) { return fiat }
         return nil
     }
 }
@@ -257,5 +292,18 @@ public enum Lifecycle {
     /// The state as the ledger knew it at `asOf`: only events recorded at or before it.
     public static func state(_ merchantOrderNo: MerchantOrderNo, _ events: [RecordedEvent], asOf: Timestamp) -> OrderState {
         OrderState.replay(merchantOrderNo, events.lazy.filter { $0.recordedAt <= asOf })
+    }
+}
+
+extension LedgerEvent {
+    /// Whether the event may shape an order's facts: a registration, or an observation or
+    /// adjustment from an authoritative source; never a client's relayed callback.
+    var isAuthoritative: Bool {
+        switch self {
+        case .registered: return true
+        case .observed(let o): return o.source.isAuthoritative
+        case .adjustment(let a): return a.source.isAuthoritative
+        case .clientSignal, .enrollment: return false
+        }
     }
 }

@@ -118,6 +118,8 @@ struct ReducerPropertyTests {
             let a = fold(Self.no, s.events), b = fold(Self.no, without)
             #expect(a.status == b.status && a.paid == b.paid && a.attention == b.attention && a.latePayment == b.latePayment)
             #expect(a.conflicts == b.conflicts && a.paidAt == b.paidAt && a.refunded == b.refunded)
+            // Nor what the order is: its provider, creation time and amounts.
+            #expect(a.provider == b.provider && a.createdAt == b.createdAt && a.paidAmount == b.paidAmount && a.asset == b.asset)
             // Even a hand-built client-sourced "observation" cannot move the status.
             let forged = RecordedEvent(event: observation(Self.no, .completed, at: at(99), source: .client), position: 10_000, recordedAt: at(2000))
             #expect(OrderState.reduce(a, forged).status == a.status)
@@ -140,12 +142,15 @@ struct ReducerPropertyTests {
                     if o.status == .expired && Self.older(o, first) { late = true }
                 }
             }
-            // Generated amounts: only those equal in value to 40 match "40.00"; ETH is not compared.
+            // Generated amounts: only those equal in value to 40 match "40.00" USDT; an amount in
+            // another asset (ETH) matches none of the order's units and is a mismatch too.
             var mismatches = Set<Int64>()
             if s.registered {
                 for o in obs where o.status.isPaid {
-                    guard let amount = o.amount, o.asset == nil || o.asset?.uppercased() == "USDT" else { continue }
-                    if !["40", "40.0", "40.00"].contains(amount) { mismatches.insert(o.position) }
+                    guard let amount = o.amount else { continue }
+                    if o.asset != nil && o.asset?.uppercased() != "USDT" || !["40", "40.0", "40.00"].contains(amount) {
+                        mismatches.insert(o.position)
+                    }
                 }
             }
             let statusListed = state.conflicts.filter { $0.kind == .statusConflict }
@@ -195,16 +200,22 @@ struct ReducerPropertyTests {
             let recorded = events.enumerated().map { RecordedEvent(event: $1, position: Int64($0 + 1), recordedAt: at(Int64($0))) }
             // The oracle, from the decision "amounts are compared in one unit only": an amount
             // without an asset is in the order's asset; a fiat amount needs its currency.
+            // An amount in none of the order's units (ETH, or a USD fiat amount alone) is a
+            // mismatch: no rate is applied.
             var expected = Set<Int64>()
             for (k, f) in facts.enumerated() where f.status.isPaid {
                 var mismatch = false
+                let amountKnown = f.asset == nil || same(f.asset, "USDT") || same(f.asset, "EUR")
+                let fiatKnown = f.fiat != nil && (same(f.currency, "EUR") || same(f.currency, "USDT"))
                 if let amount = f.amount {
                     if f.asset == nil || same(f.asset, "USDT") { mismatch = mismatch || !equals(amount, "40") }
                     if same(f.asset, "EUR") { mismatch = mismatch || !equals(amount, "36.5") }
+                    if !amountKnown && !fiatKnown { mismatch = true }
                 }
                 if let fiat = f.fiat, let currency = f.currency {
                     if same(currency, "EUR") { mismatch = mismatch || !equals(fiat, "36.5") }
                     if same(currency, "USDT") { mismatch = mismatch || !equals(fiat, "40") }
+                    if f.amount == nil && !fiatKnown { mismatch = true }
                 }
                 if mismatch { expected.insert(Int64(k + 2)) }
             }

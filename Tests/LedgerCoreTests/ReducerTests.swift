@@ -63,8 +63,44 @@ struct ReducerTests {
         let bad = fold(no, recorded([registration(no, amount: "40.00"), observation(no, .paid, at: at(1), amount: "39.999999999999999999")]))
         #expect(bad.attention && bad.conflicts.first?.kind == .amountMismatch)
         #expect(bad.conflicts.first?.expected == "40.00" && bad.conflicts.first?.observed == "39.999999999999999999")
+        // Paid in an asset that is none of the order's: no rate is applied, a person looks,
+        // and the paid amount (in the order's asset) is unknown.
         let otherAsset = fold(no, recorded([registration(no, amount: "40.00"), observation(no, .paid, at: at(1), amount: "0.01", asset: "ETH")]))
-        #expect(!otherAsset.attention)
+        #expect(otherAsset.attention && otherAsset.conflicts.first?.kind == .amountMismatch)
+        #expect(otherAsset.conflicts.first?.observed == "0.01" && otherAsset.conflicts.first?.observedAsset == "ETH")
+        #expect(otherAsset.conflicts.first?.expected == "40.00" && otherAsset.conflicts.first?.asset == "USDT")
+        #expect(otherAsset.paidAmount == nil && otherAsset.status == .paid)
+    }
+
+    @Test("the paid amount is in the order's asset: Banxa's fiat amount for an order registered in euros, its crypto amount for one in the coin")
+    func paidAmountInTheOrdersAsset() {
+        func banxaPaid(_ position: Int) -> LedgerEvent {
+            .observed(StatusObservation(merchantOrderNo: no, provider: "banxa", source: .webhook, status: .completed,
+                                        observedAt: at(Int64(position)), amount: "0.01234", asset: "ETH",
+                                        fiatAmount: "40.00", fiatCurrency: "EUR", idempotencyKey: "b\(position)"))
+        }
+        func registered(_ amount: String, _ asset: String) -> LedgerEvent {
+            .registered(OrderRegistration(merchantOrderNo: no, provider: "banxa", amount: amount, asset: asset, registeredAt: at(0)))
+        }
+        let euros = fold(no, recorded([registered("40", "EUR"), banxaPaid(1)]))
+        #expect(euros.paidAmount == "40.00" && euros.asset == "EUR" && !euros.attention)
+        let coin = fold(no, recorded([registered("0.01234", "ETH"), banxaPaid(1)]))
+        #expect(coin.paidAmount == "0.01234" && coin.asset == "ETH" && !coin.attention)
+        let usdt = fold(no, recorded([registered("40", "USDT"), banxaPaid(1)]))
+        #expect(usdt.paidAmount == nil && usdt.attention && usdt.conflicts.first?.observedAsset == "ETH")
+    }
+
+    @Test("an app's relayed callback sets neither the provider nor the creation time of an order it reaches first")
+    func clientEventsShapeNothing() {
+        let relay = LedgerEvent.clientSignal(ClientSignal(merchantOrderNo: no, provider: "banxa", callback: "banxaDidCompleteCheckout",
+                                                          payload: .object([]), clientEventId: "c1", occurredAt: Timestamp(microseconds: 0),
+                                                          receivedAt: at(9)))
+        let s = fold(no, recorded([relay, observation(no, .paid, at: at(5))]))
+        #expect(s.provider == "web3" && s.createdAt == at(5), "\(String(describing: s.provider)) \(String(describing: s.createdAt))")
+        #expect(s.status == .paid)
+        let refund = LedgerEvent.adjustment(Adjustment(merchantOrderNo: no, provider: "banxa", source: .client, kind: "refund",
+                                                       amount: "40", asset: "EUR", observedAt: at(9), idempotencyKey: "r1"))
+        #expect(!fold(no, recorded([observation(no, .paid, at: at(5)), refund])).refunded, "a client cannot record a refund")
     }
 
     @Test("a refund keeps the order paid and records amount and time")
