@@ -222,7 +222,12 @@ struct APIHandler: Sendable {
         case .healthz:
             return .json(200, Array(#"{"status":"ok"}"#.utf8))
         case .readyz:
-            return Self.readiness(operations.readiness())
+            let readiness = operations.readiness()
+            if case .checkFailed(let why) = readiness {
+                // The details (SQLSTATE, a migration's name or path) go to the log, not to an unauthenticated caller.
+                logger.error("readiness check failed", [("requestId", .string(request.requestID)), ("error", .string(why))])
+            }
+            return Self.readiness(readiness)
         case .metrics:
             return .text(200, metrics.render(), contentType: MetricsRegistry.contentType)
         case .openapi:
@@ -240,8 +245,9 @@ struct APIHandler: Sendable {
                             headers: [("Retry-After", "5")])
         case .databaseUnreachable:
             return .problem(status: 503, title: "Service Unavailable", detail: "the database cannot be reached", headers: [("Retry-After", "2")])
-        case .checkFailed(let why):
-            return .problem(status: 503, title: "Service Unavailable", detail: "the readiness check failed: \(why)", headers: [("Retry-After", "2")])
+        case .checkFailed:
+            return .problem(status: 503, title: "Service Unavailable",
+                            detail: "the readiness check failed; the service's log names why", headers: [("Retry-After", "2")])
         }
     }
 

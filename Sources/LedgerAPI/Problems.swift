@@ -14,6 +14,7 @@ extension ServiceError {
         case .forbidden: return 403
         case .notFound: return 404
         case .conflict: return 409
+        case .tooLarge: return 413
         case .unavailable: return 503
         case .notImplemented: return 501
         case .internalError, .integrityFailure: return 500
@@ -31,6 +32,7 @@ extension ServiceError {
         case .forbidden(let detail): return .problem(status: 403, title: "Forbidden", detail: detail)
         case .notFound(let detail): return .problem(status: 404, title: "Not Found", detail: detail)
         case .conflict(let detail): return .problem(status: 409, title: "Conflict", detail: detail)
+        case .tooLarge(let detail): return .problem(status: 413, title: "Content Too Large", detail: detail)
         case .unavailable(let detail):
             return .problem(status: 503, title: "Service Unavailable", detail: detail, headers: [("Retry-After", "2")])
         case .notImplemented(let detail): return .problem(status: 501, title: "Not Implemented", detail: detail)

@@ -128,7 +128,8 @@ enum BanxaMapping {
     /// nil: the receipt time is used, rather than losing a signed delivery.
     static func providerTime(_ f: FieldReader, receivedAt: Timestamp) throws(CoreError) -> Timestamp? {
         for name in ["status_date", "updated_at"] {
-            guard let text = try f.optionalString(name, maxLength: 64), let t = Timestamp.parse(text, lenient: true) else { continue }
+            // A value that is no string, or a string too long to be a time, is unreadable too.
+            guard let text = try? f.optionalString(name, maxLength: 64), let t = Timestamp.parse(text, lenient: true) else { continue }
             return t.microseconds <= receivedAt.microseconds + BanxaWebhook.defaultToleranceSeconds * 1_000_000 ? t : nil
         }
         return nil

@@ -40,6 +40,37 @@ public struct ExactDecimal: Sendable, Hashable, Comparable, CustomStringConverti
         self = try copy.withUTF8 { Self.parse($0, text: text) }.get()
     }
 
+    /// A number in exponent form ("1.2e-5", "-4E+2") written out as a plain decimal
+    /// ("0.000012", "-400"), exactly; nil when `text` has no exponent. Refused when the
+    /// written-out form would be longer than `maxTextLength` ("1e400"), or when the text
+    /// around the exponent is not a plain decimal.
+    public static func writtenOut(_ text: String) throws(CoreError) -> String? {
+        let bytes = Array(text.utf8)
+        guard let e = bytes.firstIndex(where: { $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }) else { return nil }
+        if bytes.count > maxTextLength { throw .amountTooLong(length: bytes.count, limit: maxTextLength) }
+        let mantissa = try ExactDecimal(parsing: String(decoding: bytes[..<e], as: UTF8.self))
+        var exponentText = bytes[(e + 1)...]
+        var exponentNegative = false
+        if let sign = exponentText.first, sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-") {
+            exponentNegative = sign == UInt8(ascii: "-")
+            exponentText = exponentText.dropFirst()
+        }
+        guard !exponentText.isEmpty, exponentText.count <= 4, exponentText.allSatisfy({ $0 >= 48 && $0 <= 57 }) else {
+            throw .invalidAmount(text)
+        }
+        let magnitude = exponentText.reduce(0) { $0 * 10 + Int($1 - 48) }
+        let scale = mantissa.scale - (exponentNegative ? -magnitude : magnitude)
+        // Longer than any amount accepted: refused before it is written out.
+        if mantissa.digits.count + abs(scale) > maxTextLength {
+            throw .amountTooLong(length: mantissa.digits.count + abs(scale), limit: maxTextLength)
+        }
+        var digits = mantissa.digits
+        if scale < 0 { digits += [UInt8](repeating: 0, count: -scale) }
+        let written = ExactDecimal(digits: digits, scale: max(scale, 0), isNegative: mantissa.isNegative).description
+        if written.utf8.count > maxTextLength { throw .amountTooLong(length: written.utf8.count, limit: maxTextLength) }
+        return written
+    }
+
     /// Nil instead of an error, for places where a bad amount is simply "no amount".
     public init?(_ text: String) {
         guard let value = try? ExactDecimal(parsing: text) else { return nil }

@@ -98,10 +98,12 @@ struct FieldReader {
 
     /// An amount, validated as an exact decimal (not negative) and returned as the text
     /// given: from a provider a decimal string or a JSON number, in a request (where
-    /// http-api.md says amounts are decimal strings) a decimal string only.
+    /// http-api.md says amounts are decimal strings) a decimal string only. From a provider
+    /// an empty string is no amount, and an exponent form ("1.2e-5", as some encoders print
+    /// small numbers) is returned written out ("0.000012"), exactly.
     func optionalAmount(_ key: String) throws(CoreError) -> String? {
         guard let v = value(key) else { return nil }
-        let text: String
+        var text: String
         switch (v, dialect) {
         case (.string(let s), _): text = s
         case (.number(let n), .provider): text = n
@@ -112,6 +114,8 @@ struct FieldReader {
         let d: ExactDecimal
         switch dialect {
         case .provider:
+            if text.isEmpty { return nil }
+            if let plain = try ExactDecimal.writtenOut(text) { text = plain }
             d = try ExactDecimal(parsing: text)
         case .request:
             // Named for the field: a request may carry two amounts (amount, fiatAmount).

@@ -107,10 +107,10 @@ enum Web3Mapping {
         guard let statusValue = f.value("status") else { throw .missingField("status") }
         let status = try OrderStatus.parse(statusValue)
         // `amount` is the order amount in token units, the unit registrations use;
-        // payAmountDisplay is the fallback. payAmountMinimal is validated but kept only in the raw body.
+        // payAmountDisplay is the fallback. payAmountMinimal (in the token's smallest unit)
+        // is not read: it stays in the raw body, and whatever it holds refuses nothing.
         let amount = try f.optionalAmount("amount")
-        let display = try f.optionalAmount("payAmountDisplay")
-        _ = try f.optionalAmount("payAmountMinimal")
+        let display = amount == nil ? try f.optionalAmount("payAmountDisplay") : nil
         return StatusObservation(
             merchantOrderNo: no, provider: Web3Webhook.provider, source: source, status: status,
             providerStatus: statusValue.scalarText, observedAt: observedAt, amount: amount ?? display,

@@ -10,6 +10,8 @@ public enum ServiceError: Error {
     case forbidden(String)
     case notFound(String)
     case conflict(String)
+    /// A body within the server's limit but over the route's own (413).
+    case tooLarge(String)
     case unavailable(String)
     case notImplemented(String)
     case internalError(String)

@@ -110,7 +110,7 @@ struct ExportFiles {
 
     /// `bytes` written to a new file at `path` and on disk before this returns.
     private static func writeSynced(_ bytes: [UInt8], to path: String) throws {
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw CLIError.failed("cannot create \(path): \(String(cString: strerror(errno)))", exitCode: 1) }
         defer { close(fd) }
         let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }

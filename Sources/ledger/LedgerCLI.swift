@@ -132,6 +132,10 @@ public struct LedgerCLI {
         guard let dir = Migration.locateDirectory(explicit: configuration.migrationsDirectory, executablePath: executablePath) else {
             throw CLIError.failed("cannot find the Migrations/ directory: run from the project folder or set LEDGER_MIGRATIONS", exitCode: 2)
         }
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: dir, isDirectory: &isFolder), isFolder.boolValue else {
+            throw CLIError.failed("LEDGER_MIGRATIONS names \(dir), which is not a folder", exitCode: 2)
+        }
         return Migrator(migrations: try Migration.load(from: dir))
     }
 }

@@ -22,7 +22,11 @@ struct TokenCommand {
             return
         }
         try args.allowOnly(flags: ["help"])
-        switch args.positional[0] {
+        let command = args.positional[0]
+        if command != "revoke", args.positional.count > 1 {
+            throw CLIError.usage("ledger token \(command) takes no words besides its options: unexpected \(args.positional.dropFirst().joined(separator: " "))")
+        }
+        switch command {
         case "create":
             let roleText = try args.required("role")
             guard let role = Role(rawValue: roleText), role != .client else {

@@ -78,6 +78,12 @@ struct BanxaSeedTests {
         let (h, b) = Self.signed(#"{"external_id":"SO-1","status":"paymentReceived","status_date":"yesterday"}"#)
         let (_, e) = try BanxaWebhook.ingest(headers: h, body: b, apiKey: Self.apiKey, secrets: [Self.secret], now: Self.now)
         #expect(e.observedAt == Self.now)
+        // No string, or one too long to be a time: unreadable as well, and the signed delivery is kept.
+        for odd in [#"1706705316"#, #"{"t":1}"#, "\"\(String(repeating: "9", count: 80))\""] {
+            let (h2, b2) = Self.signed(#"{"external_id":"SO-1","status":"paymentReceived","updated_at":"2024-01-31 12:00:00","status_date":\#(odd)}"#)
+            let (_, e2) = try BanxaWebhook.ingest(headers: h2, body: b2, apiKey: Self.apiKey, secrets: [Self.secret], now: Self.now)
+            #expect(e2.observedAt.rfc3339 == "2024-01-31T12:00:00Z", "\(odd): updated_at is read instead")
+        }
     }
 
     @Test("a refunded webhook becomes a refund adjustment in fiat")

@@ -23,6 +23,22 @@ struct EnrollmentPropertyTests {
             if let extra = events.randomElement(using: &rng) { mixed.append(extra) }
             #expect(EnrollmentState.replay("E-1", mixed) == reference)
             #expect(reference.bankAccountAdded == events.contains { if case .enrollment(let s) = $0.event { return s.callback == "bankAccountAdded" } else { return false } })
+            // The oracle, from the raw events: the phase of the newest signal by (time, position),
+            // the intent of the lowest-positioned bankAccountAdded, the newest error's code.
+            // Times 0-3 s over up to five events make ties common.
+            let signals = events.compactMap { e -> (signal: EnrollmentSignal, position: Int64)? in
+                if case .enrollment(let s) = e.event { return (s, e.position) } else { return nil }
+            }
+            func newer(_ a: (signal: EnrollmentSignal, position: Int64), _ b: (signal: EnrollmentSignal, position: Int64)) -> Bool {
+                a.signal.observedAt != b.signal.observedAt ? a.signal.observedAt > b.signal.observedAt : a.position > b.position
+            }
+            let phases: [String: EnrollmentState.Phase] = ["bankAccountAdded": .bankAccountAdded, "close": .closed, "error": .failed]
+            let newest = signals.max { newer($1, $0) }
+            #expect(reference.phase == (newest.map { phases[$0.signal.callback]! } ?? .started))
+            let firstIntent = signals.filter { $0.signal.callback == "bankAccountAdded" }.min { $0.position < $1.position }
+            #expect(reference.intentId == firstIntent?.signal.payload["data"]?["intent_id"]?.stringValue)
+            let newestError = signals.filter { $0.signal.callback == "error" }.max { newer($1, $0) }
+            #expect(reference.lastError == newestError?.signal.payload["error"]?.stringValue)
         }
     }
 }

@@ -31,6 +31,37 @@ struct ExactDecimalTests {
         #expect(try ExactDecimal(parsing: "00012.340").description == "12.340")
     }
 
+    @Test("an exponent form is written out exactly; one whose written-out form is too long, or malformed, is refused")
+    func writtenOut() throws {
+        #expect(try ExactDecimal.writtenOut("1.2e-5") == "0.000012")
+        #expect(try ExactDecimal.writtenOut("1e3") == "1000")
+        #expect(try ExactDecimal.writtenOut("-4.25E+2") == "-425")
+        #expect(try ExactDecimal.writtenOut("1.50e1") == "15.0")
+        #expect(try ExactDecimal.writtenOut("40.00") == nil)
+        #expect(throws: CoreError.self) { try ExactDecimal.writtenOut("1e400") }
+        #expect(throws: CoreError.self) { try ExactDecimal.writtenOut("1e-70") }
+        #expect(throws: CoreError.self) { try ExactDecimal.writtenOut("1e") }
+        #expect(throws: CoreError.self) { try ExactDecimal.writtenOut("e5") }
+        #expect(throws: CoreError.self) { try ExactDecimal.writtenOut("1.e5") }
+        #expect(throws: CoreError.self) { try ExactDecimal.writtenOut("1e99999") }
+        // By value, the written-out form is the number the exponent form means.
+        var rng = SplitMix64(seed: 11)
+        for _ in 0..<5_000 {
+            let mantissa = Int64.random(in: -999_999...999_999, using: &rng)
+            let exponent = Int.random(in: -20...20, using: &rng)
+            let text = try #require(try ExactDecimal.writtenOut("\(mantissa)e\(exponent)"))
+            #expect(!text.contains("e"), "\(text)")
+            if exponent >= 0 {
+                let scaled = try ExactDecimal(parsing: String(mantissa) + String(repeating: "0", count: exponent))
+                #expect(try ExactDecimal(parsing: text) == scaled, "\(mantissa)e\(exponent) → \(text)")
+            } else {
+                // mantissa × 10^exponent, shifted back by -exponent, is the mantissa again.
+                let back = try #require(try ExactDecimal.writtenOut("\(text)e\(-exponent)"))
+                #expect(try ExactDecimal(parsing: back) == ExactDecimal(mantissa), "\(mantissa)e\(exponent) → \(text) → \(back)")
+            }
+        }
+    }
+
     @Test("addition agrees with integer arithmetic on random values")
     func additionProperty() throws {
         var rng = SplitMix64(seed: 7)

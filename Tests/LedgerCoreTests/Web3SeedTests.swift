@@ -100,6 +100,21 @@ struct Web3SeedTests {
         #expect(coreError { try Web3Webhook.verify(headers: good, body: Self.body, keys: [], now: Self.now) } == .noKeysConfigured)
     }
 
+    @Test("a signed payment is recorded whatever its amounts' spelling: an empty amount is none, an exponent form is written out, payAmountMinimal is not read")
+    func amountSpellings() throws {
+        func observed(_ json: String) throws -> StatusObservation? {
+            let b = bytes(json)
+            let h = ["x-pay-timestamp": Self.ts, "x-pay-signature": Web3Webhook.signature(key: Self.key, timestamp: Self.ts, body: b)]
+            guard case .observed(let o) = try Web3Webhook.ingest(headers: h, body: b, keys: [Self.key], now: Self.now).1 else { return nil }
+            return o
+        }
+        #expect(try observed(#"{"merchantOrderNo":"A1","status":3,"amount":"","payAmountDisplay":"40"}"#)?.amount == "40")
+        #expect(try observed(#"{"merchantOrderNo":"A1","status":3,"amount":"","payAmountDisplay":""}"#)?.amount == nil)
+        #expect(try observed(#"{"merchantOrderNo":"A1","status":3,"amount":4e1}"#)?.amount == "40")
+        #expect(try observed(#"{"merchantOrderNo":"A1","status":3,"amount":"1.2e-5"}"#)?.amount == "0.000012")
+        #expect(try observed(#"{"merchantOrderNo":"A1","status":3,"amount":"40","payAmountMinimal":"n/a"}"#)?.amount == "40")
+    }
+
     @Test("a signed body without merchantOrderNo, with status outside 1-6 or not JSON is a 400 error")
     func badBodies() {
         func check(_ json: String) -> CoreError? {
@@ -113,7 +128,8 @@ struct Web3SeedTests {
         #expect(check(#"{"merchantOrderNo":"A1","status":"3.0"}"#) == .statusOutOfRange("3.0"))
         #expect(check(#"{"merchantOrderNo":"A1"}"#) == .missingField("status"))
         #expect(check(#"{"merchantOrderNo":"bad order/no","status":3}"#) == .invalidMerchantOrderNo("bad order/no"))
-        #expect(check(#"{"merchantOrderNo":"A1","status":3,"amount":"1e3"}"#) == .invalidAmount("1e3"))
+        #expect(check(#"{"merchantOrderNo":"A1","status":3,"amount":"1e999"}"#)?.reason == "amount_too_long")
+        #expect(check(#"{"merchantOrderNo":"A1","status":3,"amount":"4O"}"#) == .invalidAmount("4O"))
         #expect(check(#"{"merchantOrderNo":"A1","status":3,"amount":"\#(String(repeating: "1", count: 70))"}"#) == .amountTooLong(length: 70, limit: 64))
         #expect(check("not json")?.reason == "invalid_json")
         #expect(check("[1,2]") == .notAnObject(what: "webhook body"))

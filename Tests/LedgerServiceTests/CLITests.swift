@@ -36,11 +36,19 @@ struct CLITests {
         #expect(help.output.first?.hasPrefix("usage: ledger") == true && help.errorLines.isEmpty)
     }
 
+    @Test("LEDGER_MIGRATIONS naming no folder is a configuration error: one line, exit 2")
+    func migrationsFolderMissing() {
+        let run = CLIRun()
+        #expect(run(["migrate"], env: env.merging(["LEDGER_MIGRATIONS": "/nonexistent/Migrations"]) { _, b in b }) == 2)
+        #expect(run.errorLines.count == 1 && run.errorLines[0].contains("/nonexistent/Migrations"), "\(run.errorLines)")
+    }
+
     @Test("a stray word after a command that takes options only is a usage error, and nothing runs")
     func strayWords() throws {
         try TestWrites(pool: db.pool(size: 1)).registerAndPay("SW-1")
         for words in [["rebuild", "oops"], ["replay", "--order", "SW-1", "oops"], ["serve", "now"], ["migrate", "up"],
-                      ["verify", "oops"], ["checkpoint", "now"]] {
+                      ["verify", "oops"], ["checkpoint", "now"], ["token", "list", "oops"],
+                      ["token", "create", "--role", "support", "--name", "stray", "oops"]] {
             let run = CLIRun()
             #expect(run(words, env: env) == 64, "\(words)")
             #expect(run.output.isEmpty && run.errorLines.count == 1, "\(words): \(run.output) \(run.errorLines)")

@@ -96,6 +96,11 @@ struct CheckpointCommandTests {
         // Root writes a mode-500 folder anyway; sysfs refuses everyone a new file.
         refused(["LEDGER_CHECKPOINT_DIR": getuid() == 0 ? "/sys/kernel" : folder + "/readonly"], "cannot write")
         refused(["LEDGER_CHECKPOINT_ORIGIN": "shop example"], "LEDGER_CHECKPOINT_ORIGIN")
+        // A folder named without a key is checked all the same (by an export here).
+        let keyless = CLIRun()
+        let exportEnv = env.merging(["LEDGER_CHECKPOINT_KEY": "", "LEDGER_CHECKPOINT_DIR": folder + "/missing"]) { _, b in b }
+        #expect(keyless(["export", "orders", "--from", "2026-01-01", "--to", "2026-01-02"], env: exportEnv) == 2)
+        #expect(keyless.errorLines.count == 1 && keyless.errorLines[0].contains("LEDGER_CHECKPOINT_DIR"), "\(keyless.errorLines)")
     }
 
     @Test("checkpoint signs the head, stores the note append-only, writes <position>.checkpoint whole, and prints it")

@@ -43,6 +43,28 @@ final class ClientEventRouteTests {
         }
     }
 
+    @Test("a relayed callback over 64 KiB is 413 with a problem, for orders and enrollments, and nothing is stored; one just under is 201")
+    func relaySizeLimit() throws {
+        _ = try ledger.register("C-3")
+        func body(_ filler: Int, _ id: String, provider: String = "banxa", callback: String = "banxaDidCompleteCheckout") -> String {
+            let head = #"{"provider":"\#(provider)","callback":"\#(callback)","clientEventId":"\#(id)","payload":{"note":""#
+            let tail = #""}}"#
+            return head + String(repeating: "x", count: filler - head.utf8.count - tail.utf8.count) + tail
+        }
+        let over = try ledger.client.post("/v1/orders/C-3/client-events", token: ledger.ingest,
+                                          json: body(Ingestion.relayMaxBytes + 1, "0b7c2a4e-3f1d-4c8a-9e2b-5d6f7a8b9c31"))
+        #expect(over.status == 413 && over.isProblem, "\(over)")
+        #expect(String(decoding: over.body, as: UTF8.self).contains("at most 65536 bytes"))
+        let enrollment = try ledger.client.post("/v1/enrollments/ENR-BIG/client-events", token: ledger.ingest,
+                                                json: body(Ingestion.relayMaxBytes + 1, "0b7c2a4e-3f1d-4c8a-9e2b-5d6f7a8b9c32",
+                                                           provider: "bankpay", callback: "close"))
+        #expect(enrollment.status == 413 && enrollment.isProblem, "\(enrollment)")
+        #expect(try ledger.query("SELECT count(*) AS n FROM ledger.events WHERE source = 'client'").int64(0, "n") == 0)
+        let under = try ledger.client.post("/v1/orders/C-3/client-events", token: ledger.ingest,
+                                           json: body(Ingestion.relayMaxBytes, "0b7c2a4e-3f1d-4c8a-9e2b-5d6f7a8b9c33"))
+        #expect(under.status == 201, "\(under.status)")
+    }
+
     @Test("a BankPay enrollment callback answers 201, its retry 200 duplicate, and moves the enrollment's read model")
     func enrollmentEvents() throws {
         let body = #"{"provider":"bankpay","callback":"onSuccess","payload":{"type":"bankAccountAdded","data":{"intent_id":"in_123"}},"clientEventId":"1b7c2a4e-3f1d-4c8a-9e2b-5d6f7a8b9c0d"}"#

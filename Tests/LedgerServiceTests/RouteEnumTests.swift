@@ -22,4 +22,12 @@ struct RouteEnumTests {
             .replacingOccurrences(of: "{id}", with: "1")
         #expect(Route.match(method: route.method, path: path, in: Route.router)?.route == route)
     }
+
+    @Test("a failed readiness check answers 503 without its details (a SQLSTATE, a migration's path): those go to the log")
+    func readinessKeepsDetailsToTheLog() {
+        let response = APIHandler.readiness(.checkFailed("MigrationError.directoryUnreadable(/etc/ledger/secret-path/001.sql)"))
+        #expect(response.status == 503)
+        let body = String(decoding: response.bodyBytes ?? [], as: UTF8.self)
+        #expect(!body.contains("secret-path") && body.contains("the service's log names why"), "\(body)")
+    }
 }

@@ -52,9 +52,12 @@ public struct CheckpointDirectory: Sendable {
 
     public func write(_ note: String, position: Int64) throws {
         let final = (path as NSString).appendingPathComponent(Self.fileName(position: position))
-        let temporary = (path as NSString).appendingPathComponent(".\(Self.fileName(position: position)).\(getpid()).tmp")
+        // A name nobody can guess, created anew (never through a link someone planted in a
+        // folder others may write to, such as an auditor's mailbox).
+        let nonce = String(UInt64.random(in: .min ... .max), radix: 16)
+        let temporary = (path as NSString).appendingPathComponent(".\(Self.fileName(position: position)).\(getpid()).\(nonce).tmp")
         let bytes = Array(note.utf8)
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw CheckpointError.cannotWrite(temporary, String(cString: strerror(errno))) }
         let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
         let synced = fsync(fd) == 0

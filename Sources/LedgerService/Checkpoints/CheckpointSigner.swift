@@ -43,7 +43,12 @@ public struct CheckpointSigner: Sendable {
     /// The signer the configuration asks for; nil without `LEDGER_CHECKPOINT_KEY`. A key or
     /// folder it cannot use is a `ConfigurationError` (exit 2), found before anything runs.
     public static func configured(_ configuration: CheckpointConfiguration) throws -> CheckpointSigner? {
-        guard let path = configuration.keyPath else { return nil }
+        guard let path = configuration.keyPath else {
+            // A folder named without a key still has to be one this user can write: a wrong
+            // path is found now, not when a key is added.
+            _ = try configuration.directory.map { try CheckpointDirectory(path: $0) }
+            return nil
+        }
         let key = try CheckpointKeyFile.load(path: path)
         return CheckpointSigner(key: key, origin: configuration.origin,
                                 directory: try configuration.directory.map { try CheckpointDirectory(path: $0) })

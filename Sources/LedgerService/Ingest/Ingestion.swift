@@ -178,12 +178,14 @@ package struct Ingestion: Sendable {
     }
 
     package func clientEvent(_ no: MerchantOrderNo, _ request: Delivery, principal: Principal, now: Timestamp) throws -> WriteResult {
+        try Self.refuseLargeRelay(request)
         let signal = try ClientEventRequest.parse(merchantOrderNo: no, body: request.body, receivedAt: now)
         try refuseFuture(signal.occurredAt, "occurredAt", now: now, toleranceSeconds: Self.clientClockToleranceSeconds)
         return try commitRelay(.clientSignal(signal), request, principal: principal)
     }
 
     package func enrollmentEvent(_ ref: String, _ request: Delivery, principal: Principal, now: Timestamp) throws -> WriteResult {
+        try Self.refuseLargeRelay(request)
         let signal = try ClientEventRequest.parseEnrollment(enrollmentRef: ref, body: request.body, receivedAt: now)
         try refuseFuture(signal.occurredAt, "occurredAt", now: now, toleranceSeconds: Self.clientClockToleranceSeconds)
         return try commitRelay(.enrollment(signal), request, principal: principal)
@@ -211,6 +213,18 @@ package struct Ingestion: Sendable {
         let tolerance = toleranceSeconds ?? configuration.signatureToleranceSeconds
         guard time.microseconds <= now.microseconds + tolerance * 1_000_000 else {
             throw ServiceError.badRequest("\(field) \(time.rfc3339) is in the future (beyond the \(tolerance) s clock tolerance)")
+        }
+    }
+
+    /// The largest relayed SDK callback: an app's token is in the hands of whoever holds the
+    /// phone, and every byte it sends is kept for good (the raw body and its payload) and read
+    /// back whole by each history of the order. An SDK's callback data is a few hundred bytes.
+    package static let relayMaxBytes = 64 * 1024
+
+    private static func refuseLargeRelay(_ request: Delivery) throws {
+        guard request.body.count <= relayMaxBytes else {
+            throw ServiceError.tooLarge("a client event's body is at most \(relayMaxBytes) bytes, and this one is \(request.body.count): "
+                                        + "relay the SDK callback's own data only")
         }
     }
 
