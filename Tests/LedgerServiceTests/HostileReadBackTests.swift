@@ -129,6 +129,10 @@ final class HostileReadBackTests {
                         tally.with { $0.accepted += 1 }
                     } else if reply.status == 400 && route.refusalNames != nil && problemNames {
                         tally.with { $0.refused += 1 }
+                    } else if reply.status == 413, route.name.hasSuffix("/client-events"), reply.isProblem,
+                              reply["detail"]?.stringValue?.contains("at most \(Ingestion.relayMaxBytes) bytes") == true {
+                        // A relayed callback over its own limit, said so.
+                        tally.with { $0.refused += 1 }
                     } else {
                         tally.with { $0.failures.append("body \(n): \(reply)") }
                     }

@@ -512,6 +512,7 @@ struct OnlineRebuildTests {
                     let ended = try admin.query("""
                         SELECT pg_terminate_backend(pid) AS ended FROM pg_locks
                          WHERE locktype = 'advisory' AND objsubid = 1 AND granted
+                           AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
                            AND ((classid::bigint << 32) | objid::bigint) = $1
                         """, [.int(Rebuild.rebuildLockKey)])
                     #expect(ended.count == 1, "the rebuild's lock was held by one session")
@@ -521,7 +522,10 @@ struct OnlineRebuildTests {
         }
         if case .rebuildLockLost? = error {} else { Issue.record("stopped for another reason: \(String(describing: error))") }
         #expect(try c.query("SELECT merchant_order_no, state, document FROM ledger.orders ORDER BY 1").rows == before)
-        #expect(try c.query("SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 1").int64(0, "n") == 0)
+        #expect(try c.query("""
+            SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 1
+               AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+            """).int64(0, "n") == 0)
         // The next rebuild takes the lock, drops the new tables left behind, and completes.
         #expect(try Self.rebuild(url).events == (try c.query("SELECT max(position) AS head FROM ledger.events").int64(0, "head")))
         #expect(try Self.shadows(c) == 0)
