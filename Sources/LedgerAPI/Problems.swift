@@ -15,6 +15,7 @@ extension ServiceError {
         case .notFound: return 404
         case .conflict: return 409
         case .tooLarge: return 413
+        case .tooMany: return 429
         case .unavailable: return 503
         case .notImplemented: return 501
         case .internalError, .integrityFailure: return 500
@@ -33,6 +34,7 @@ extension ServiceError {
         case .notFound(let detail): return .problem(status: 404, title: "Not Found", detail: detail)
         case .conflict(let detail): return .problem(status: 409, title: "Conflict", detail: detail)
         case .tooLarge(let detail): return .problem(status: 413, title: "Content Too Large", detail: detail)
+        case .tooMany(let detail): return .problem(status: 429, title: "Too Many Requests", detail: detail)
         case .unavailable(let detail):
             return .problem(status: 503, title: "Service Unavailable", detail: detail, headers: [("Retry-After", "2")])
         case .notImplemented(let detail): return .problem(status: 501, title: "Not Implemented", detail: detail)

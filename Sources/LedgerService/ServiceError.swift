@@ -12,6 +12,8 @@ public enum ServiceError: Error {
     case conflict(String)
     /// A body within the server's limit but over the route's own (413).
     case tooLarge(String)
+    /// A quota spent for good (429, without Retry-After: waiting does not renew it).
+    case tooMany(String)
     case unavailable(String)
     case notImplemented(String)
     case internalError(String)

@@ -65,6 +65,39 @@ final class ClientEventRouteTests {
         #expect(under.status == 201, "\(under.status)")
     }
 
+    @Test("a client token relays at most 200 callbacks to one order: then 429, though a stored one's retry is still 200 duplicate and the ingest token is not limited")
+    func clientRelayQuota() throws {
+        _ = try ledger.register("Q-1")
+        // 199 relays stored already, as an app's token would have sent them.
+        let c = try ledger.connect()
+        defer { c.close() }
+        let events = try (0..<Int(Ingestion.clientRelaysPerStream) - 1).map { i -> NewEvent in
+            let body = Array(#"{"provider":"banxa","callback":"banxaDidDismiss","clientEventId":"\#(Self.uuid(i))"}"#.utf8)
+            let signal = try ClientEventRequest.parse(merchantOrderNo: MerchantOrderNo("Q-1"), body: body, receivedAt: .now())
+            return EventMapping.newEvent(.clientSignal(signal), raw: body, receipt: Receipt(requestID: "r", verifiedBy: "token:app"))
+        }
+        _ = try c.transaction { try EventStore().append(events, on: $0) }
+        let minted = try ledger.client.post("/v1/orders/Q-1/client-tokens", token: ledger.ingest, json: "")
+        let app = try #require(minted["token"]?.stringValue)
+        func relay(_ i: Int, _ token: String) throws -> Reply {
+            try ledger.client.post("/v1/orders/Q-1/client-events", token: token,
+                                   json: #"{"provider":"banxa","callback":"banxaDidDismiss","clientEventId":"\#(Self.uuid(i))"}"#)
+        }
+        #expect(try relay(199, app).status == 201, "the 200th")
+        let over = try relay(200, app)
+        #expect(over.status == 429 && over.isProblem && over.header("Retry-After") == nil, "\(over)")
+        #expect(String(decoding: over.body, as: UTF8.self).contains("merchant backend"))
+        let retry = try relay(199, app)
+        #expect(retry.status == 200 && retry["duplicate"]?.boolValue == true, "\(retry)")
+        #expect(try relay(200, ledger.ingest).status == 201, "the ingest token is not limited")
+        #expect(try ledger.query("SELECT count(*) AS n FROM ledger.events WHERE stream = 'order-Q-1'").int64(0, "n") == 202)
+    }
+
+    static func uuid(_ i: Int) -> String {
+        let hex = String(i, radix: 16)
+        return "0b7c2a4e-3f1d-4c8a-9e2b-" + String(repeating: "0", count: 12 - hex.count) + hex
+    }
+
     @Test("a BankPay enrollment callback answers 201, its retry 200 duplicate, and moves the enrollment's read model")
     func enrollmentEvents() throws {
         let body = #"{"provider":"bankpay","callback":"onSuccess","payload":{"type":"bankAccountAdded","data":{"intent_id":"in_123"}},"clientEventId":"1b7c2a4e-3f1d-4c8a-9e2b-5d6f7a8b9c0d"}"#

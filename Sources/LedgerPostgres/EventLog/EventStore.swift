@@ -80,6 +80,15 @@ public struct EventStore: Sendable {
     }
 
     /// The event stored under idempotency key `key`, with its stream and type, if there is one.
+    /// How many of a stream's events came from a client (relayed SDK callbacks).
+    public func clientEvents(inStream stream: String, on connection: PostgresConnection) throws -> Int64 {
+        try connection.query("""
+            SELECT count(*) AS n
+              FROM ledger.events
+             WHERE stream = $1 AND source = 'client'
+            """, [.text(stream)]).int64(0, "n")
+    }
+
     public func keyed(_ key: String, on connection: PostgresConnection) throws -> (receipt: EventReceipt, stream: String, type: String)? {
         let r = try connection.query("""
             SELECT position, event_id::text AS event_id, stream_version,

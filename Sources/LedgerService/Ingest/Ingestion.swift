@@ -196,6 +196,7 @@ package struct Ingestion: Sendable {
     /// request's: an earlier version parsed the same bytes into a smaller payload (before
     /// client events kept every field). Anything else under the key is a conflict (409).
     private func commitRelay(_ event: LedgerEvent, _ request: Delivery, principal: Principal) throws -> WriteResult {
+        if principal.role == .client { try refuseSpentQuota(event) }
         let outcome = try appendOutcome(event, raw: request.body, request: request, verifiedBy: "token:" + principal.name)
         if case .keyConflict(let existing) = outcome,
            try pool.withConnection({ try EventStore().raw(at: existing.position, on: $0) }) == request.body {
@@ -213,6 +214,31 @@ package struct Ingestion: Sendable {
         let tolerance = toleranceSeconds ?? configuration.signatureToleranceSeconds
         guard time.microseconds <= now.microseconds + tolerance * 1_000_000 else {
             throw ServiceError.badRequest("\(field) \(time.rfc3339) is in the future (beyond the \(tolerance) s clock tolerance)")
+        }
+    }
+
+    /// Relayed callbacks a stream takes from client tokens: an app sends a handful per order
+    /// (Banxa's three delegate callbacks, BankPay's few); a phone's token cannot fill the
+    /// append-only log with more. The merchant backend's ingest token is not counted against.
+    package static let clientRelaysPerStream: Int64 = 200
+
+    /// Refuses a client token's relay once its stream holds `clientRelaysPerStream` client
+    /// events, unless it is the retry of one stored (that still answers as a duplicate).
+    private func refuseSpentQuota(_ event: LedgerEvent) throws {
+        let (stream, key): (String, String)
+        switch event {
+        case .clientSignal(let c): (stream, key) = (c.merchantOrderNo.stream, c.idempotencyKey)
+        case .enrollment(let e): (stream, key) = (e.stream, e.idempotencyKey)
+        default: return
+        }
+        let spent = try pool.withConnection { c -> Bool in
+            let store = EventStore()
+            guard try store.clientEvents(inStream: stream, on: c) >= Self.clientRelaysPerStream else { return false }
+            return try store.keyed(key, on: c) == nil
+        }
+        if spent {
+            throw ServiceError.tooMany("\(stream) holds \(Self.clientRelaysPerStream) client events already, as many as client tokens may relay "
+                                       + "to one order or enrollment; relay further callbacks through the merchant backend")
         }
     }
 
