@@ -103,6 +103,19 @@ struct ReducerTests {
         #expect(!fold(no, recorded([observation(no, .paid, at: at(5)), refund])).refunded, "a client cannot record a refund")
     }
 
+    @Test("of several refunds the order shows the newest by provider time, ties by position, in any arrival order (a redelivered refund is not counted twice)")
+    func newestRefund() {
+        let paid = observation(no, .completed, at: at(1))
+        let events = recorded([paid, refund(no, amount: "10", at: at(20)), refund(no, amount: "30", at: at(50)), refund(no, amount: "25", at: at(50)),
+                               refund(no, amount: "5", at: at(30))])
+        var rng = SplitMix64(seed: 0x5EED_00EF)
+        for _ in 0..<200 {
+            let s = fold(no, events.shuffled(using: &rng))
+            // 30 and 25 share the newest time: 25 came later in the ledger (position 4).
+            #expect(s.refunded && s.refundAmount == "25" && s.refundedAt == at(50) && s.status == .completed)
+        }
+    }
+
     @Test("a refund keeps the order paid and records amount and time")
     func refunds() {
         let s = fold(no, recorded([observation(no, .completed, at: at(1)), refund(no, amount: "40.00", at: at(50))]))

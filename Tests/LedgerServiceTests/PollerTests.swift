@@ -154,6 +154,12 @@ final class PollerTests {
         #expect(notURL(["poll", "--once"], env: ["DATABASE_URL": ledger.databaseURL, "LEDGER_WEB3_API_BASE": "gateway.example",
                                                  "LEDGER_WEB3_API_KEYS": "k"]) == 2)
         #expect(notURL.errorLines.count == 1 && notURL.errorLines[0].contains("LEDGER_WEB3_API_BASE"), "\(notURL.errorLines)")
+        // A base carrying a user and password is refused without quoting them.
+        let userinfo = CLIRun()
+        #expect(userinfo(["poll", "--once"], env: ["DATABASE_URL": ledger.databaseURL, "LEDGER_WEB3_API_BASE": "https://merchant:s3cr3t-pw@gateway.example",
+                                                   "LEDGER_WEB3_API_KEYS": "k"]) == 2)
+        #expect(userinfo.errorLines.count == 1 && !userinfo.errorLines[0].contains("s3cr3t-pw")
+                && userinfo.errorLines[0].contains("LEDGER_WEB3_API_BASE"), "\(userinfo.errorLines)")
     }
 
     /// A real `ledger serve` on `db` with the poller on (this suite's gateway), and an ingest token.

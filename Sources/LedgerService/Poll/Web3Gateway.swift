@@ -19,9 +19,11 @@ package struct Web3Gateway: Sendable {
     /// the key must not cross a network in clear.
     package init(base: String, apiKey: String) throws {
         guard let url = URL(string: base), let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased(),
-              scheme == "https" || (scheme == "http" && Self.isLoopback(host)) else {
-            throw ConfigurationError.invalid("LEDGER_WEB3_API_BASE", value: base,
-                                             hint: "give the gateway's https base URL (http only on a loopback host)")
+              scheme == "https" || (scheme == "http" && Self.isLoopback(host)), url.user == nil, url.password == nil else {
+            // The value is quoted in the error (which is logged) only without anything before an `@`.
+            let shown = base.contains("@") ? "(a URL with a user or password, not shown)" : base
+            throw ConfigurationError.invalid("LEDGER_WEB3_API_BASE", value: shown,
+                                             hint: "give the gateway's https base URL (http only on a loopback host), with no user or password in it")
         }
         endpoint = url.appendingPathComponent("api/pay/open/queryOrder")
         self.apiKey = apiKey
