@@ -89,6 +89,10 @@ export function conflictWords(c) {
     return `After the order was paid, an observation at ${shortTime(c.observedAt)} (event #${c.position}) reported ` +
       `"${STATUSES[c.status] || c.statusName}" (${c.status}). The ledger keeps the order paid and flags it for attention: check with the provider.`;
   }
+  if (c.kind === 'amount_mismatch' && c.observedAsset) {
+    return `The payment observed at ${shortTime(c.observedAt)} (event #${c.position}) is ${c.observed ?? '?'} ${c.observedAsset}, ` +
+      `in none of the order's units, but ${c.expected ?? '?'} ${c.asset ?? ''} was expected. No rate is applied: the order is flagged for attention.`;
+  }
   if (c.kind === 'amount_mismatch') {
     return `The payment observed at ${shortTime(c.observedAt)} (event #${c.position}) is ${c.observed ?? '?'} ${c.asset ?? ''}, ` +
       `but ${c.expected ?? '?'} ${c.asset ?? ''} was expected. The order is flagged for attention.`;

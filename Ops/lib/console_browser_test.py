@@ -104,6 +104,10 @@ def seed():
                "payload": {"email": "jane.doe@example.com", "screen": XSS_IMG, "comment": XSS_SCRIPT}}, TOKENS["ingest"]), 201)
     must(web3({"merchantOrderNo": "OOO-1", "orderNo": "GW-OOO-1", "status": 5, "statusText": "expired", "amount": "40"}, now), 200)
 
+    # ETH-1: registered in USDT, paid in ETH according to the gateway: no rate is applied.
+    register("ETH-1")
+    must(web3({"merchantOrderNo": "ETH-1", "orderNo": "GW-ETH-1", "status": 3, "amount": "0.01", "tokenSymbol": "ETH"}, now - 10), 200)
+
     # COR-1: awaiting payment, for the auditor's correction.
     register("COR-1")
 
@@ -239,8 +243,11 @@ def search(browser):
     c.page.select_option("#f-status", "")
     c.page.select_option("#f-attention", "true")
     c.page.click("#search-form button[type=submit]")
-    expect(c.page.locator("#orders-table tbody tr")).to_have_count(1)
-    expect(c.page.locator("#orders-table tbody tr").first).to_contain_text("attention")
+    # OOO-1 (a status conflict) and ETH-1 (paid in another asset), each marked.
+    rows = c.page.locator("#orders-table tbody tr")
+    expect(rows).to_have_count(2)
+    expect(c.page.locator("#orders-table tbody tr[data-order='OOO-1']")).to_contain_text("attention")
+    expect(c.page.locator("#orders-table tbody tr[data-order='ETH-1']")).to_contain_text("attention")
     c.close()
 
 
@@ -498,6 +505,17 @@ def auditor_pages(browser):
     expect(items).to_have_count(10)
     shown = [int(text.split(",")[0].removeprefix("Position ")) for text in items.all_inner_texts()]
     assert shown == [n["position"] for n in notes][-10:][::-1], (shown, notes)
+    c.close()
+
+
+@check("a payment in another asset than the order's is named in its own asset, never as the order's")
+def other_asset(browser):
+    c = Console(browser)
+    c.sign_in(TOKENS["support"])
+    c.open_order("ETH-1")
+    conflict = c.page.locator("#conflicts li")
+    expect(conflict).to_have_count(1)
+    expect(conflict).to_contain_text("is 0.01 ETH, in none of the order's units, but 40 USDT was expected")
     c.close()
 
 
