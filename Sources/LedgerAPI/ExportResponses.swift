@@ -117,24 +117,26 @@ final class StreamedExport: @unchecked Sendable {
     }
 
     func next() throws -> [UInt8]? {
-        try lock.withLock { _ in
+        let (chunk, ended): ([UInt8]?, Bool) = try lock.withLock { _ in
             if let first = primed {
                 primed = nil
-                return first
+                return (first, false)
             }
-            guard let session else { return nil }
-            let chunk: [UInt8]?
-            do { chunk = try session.next() } catch {
-                self.session = nil
+            guard session != nil else { return (nil, false) }
+            do {
+                guard let chunk = try session!.next() else {
+                    session = nil   // ends the connection now, not when the server lets go of the body
+                    return (nil, true)
+                }
+                return (chunk, false)
+            } catch {
+                session = nil
                 slot.release()
                 throw error
             }
-            guard let chunk else {
-                self.session = nil   // ends the connection now, not when the server lets go of the body
-                slot.release()
-                return nil
-            }
-            return chunk
         }
+        // The session (and its connection) is gone by now: only then is its place given back.
+        if ended { slot.release() }
+        return chunk
     }
 }

@@ -60,10 +60,11 @@ public struct ExactDecimal: Sendable, Hashable, Comparable, CustomStringConverti
         }
         let magnitude = exponentText.reduce(0) { $0 * 10 + Int($1 - 48) }
         let scale = mantissa.scale - (exponentNegative ? -magnitude : magnitude)
-        // Longer than any amount accepted: refused before it is written out.
-        if mantissa.digits.count + abs(scale) > maxTextLength {
-            throw .amountTooLong(length: mantissa.digits.count + abs(scale), limit: maxTextLength)
-        }
+        if mantissa.isZero { return "0" }
+        // The written-out length ("-", the digits, zeros, a point), refused before it is made.
+        let count = mantissa.digits.count
+        let length = (mantissa.isNegative ? 1 : 0) + (scale <= 0 ? count - scale : (scale >= count ? 2 + scale : count + 1))
+        if length > maxTextLength { throw .amountTooLong(length: length, limit: maxTextLength) }
         var digits = mantissa.digits
         if scale < 0 { digits += [UInt8](repeating: 0, count: -scale) }
         let written = ExactDecimal(digits: digits, scale: max(scale, 0), isNegative: mantissa.isNegative).description

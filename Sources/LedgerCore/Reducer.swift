@@ -252,7 +252,7 @@ extension OrderState {
         // rate is the ledger's to apply, so a person looks.
         let units = [reg.asset, reg.fiatCurrency].compactMap { $0 }
         func known(_ unit: String?) -> Bool { unit == nil || units.contains { sameAsset(unit, $0) } }
-        if let amount = o.amount, !known(o.asset), !(o.fiatAmount != nil && known(o.fiatCurrency)) {
+        if let amount = o.amount, !known(o.asset), !(o.fiatAmount != nil && o.fiatCurrency != nil && known(o.fiatCurrency)) {
             return OrderConflict(position: o.position, kind: .amountMismatch, observedAt: o.observedAt,
                                  expected: reg.amount, observed: amount, asset: reg.asset, observedAsset: o.asset)
         }

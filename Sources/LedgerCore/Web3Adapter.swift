@@ -95,7 +95,7 @@ enum Web3Mapping {
     /// The body's fields that `observation` reads: a body whose parse had to change one
     /// of them is refused (`ProviderBody`).
     static let fields: Set<String> = [
-        "merchantOrderNo", "status", "amount", "payAmountDisplay", "payAmountMinimal", "tokenSymbol", "txHash", "orderNo",
+        "merchantOrderNo", "status", "amount", "payAmountDisplay", "tokenSymbol", "txHash", "orderNo",
     ]
     /// A queryOrder answer's: the same, plus its envelope (`code`, `msg`, and `data`, which may wrap the order).
     static let queryFields: Set<String> = fields.union(["code", "msg", "data"])

@@ -25,7 +25,9 @@ final class PartialFilesOnSignal: @unchecked Sendable {
         let guardian = PartialFilesOnSignal(paths: paths)
         var set = sigset_t()
         sigemptyset(&set)
-        for signal in signals { sigaddset(&set, signal) }
+        // Only the signals that would end the process now: one ignored (SIGHUP under nohup,
+        // SIGINT for a script's background job) stays ignored, and the export runs on.
+        for signal in signals where Self.endsTheProcess(signal) { sigaddset(&set, signal) }
         pthread_sigmask(SIG_BLOCK, &set, &guardian.previousMask)
         let blocked = set
         let watcher = Thread { guardian.watch(blocked) }
@@ -34,8 +36,23 @@ final class PartialFilesOnSignal: @unchecked Sendable {
     }
 
     /// The files are being renamed into place: a signal now waits until `finished`, then
-    /// ends the process without removing anything.
-    func finishing() { phase.withLock { $0 = .finishing } }
+    /// ends the process without removing anything. Should the watcher have removed them
+    /// already, the process is ending: this waits for that rather than rename anything.
+    func finishing() {
+        let removed = phase.withLock { phase -> Bool in
+            guard phase == .writing else { return true }
+            phase = .finishing
+            return false
+        }
+        while removed { pause() }
+    }
+
+    /// Whether `signal`'s action is the default one (which ends the process).
+    private static func endsTheProcess(_ signal: Int32) -> Bool {
+        var current = sigaction()
+        guard sigaction(signal, nil, &current) == 0 else { return false }
+        return current.__sigaction_handler.sa_handler == nil
+    }
 
     /// The temporary files are gone (renamed, or removed by the caller's own cleanup):
     /// the watcher stops, and the calling thread (the one that armed it) takes signals

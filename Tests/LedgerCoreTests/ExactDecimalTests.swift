@@ -38,6 +38,10 @@ struct ExactDecimalTests {
         #expect(try ExactDecimal.writtenOut("-4.25E+2") == "-425")
         #expect(try ExactDecimal.writtenOut("1.50e1") == "15.0")
         #expect(try ExactDecimal.writtenOut("40.00") == nil)
+        #expect(try ExactDecimal.writtenOut("0e99") == "0" && ExactDecimal.writtenOut("-0e5") == "0")
+        // Exactly 64 characters written out is accepted; 65 is not.
+        #expect(try ExactDecimal.writtenOut("1.2345e-58")?.utf8.count == 64)
+        #expect(throws: CoreError.self) { try ExactDecimal.writtenOut("1.2345e-59") }
         #expect(throws: CoreError.self) { try ExactDecimal.writtenOut("1e400") }
         #expect(throws: CoreError.self) { try ExactDecimal.writtenOut("1e-70") }
         #expect(throws: CoreError.self) { try ExactDecimal.writtenOut("1e") }

@@ -88,6 +88,12 @@ struct ReducerTests {
         #expect(coin.paidAmount == "0.01234" && coin.asset == "ETH" && !coin.attention)
         let usdt = fold(no, recorded([registered("40", "USDT"), banxaPaid(1)]))
         #expect(usdt.paidAmount == nil && usdt.attention && usdt.conflicts.first?.observedAsset == "ETH")
+        // A fiat amount without its currency is in no known unit: it hides nothing.
+        let noCurrency = LedgerEvent.observed(StatusObservation(
+            merchantOrderNo: no, provider: "banxa", source: .webhook, status: .paid, observedAt: at(2), amount: "0.01", asset: "ETH",
+            fiatAmount: "40", fiatCurrency: nil, idempotencyKey: "nc"))
+        let hidden = fold(no, recorded([registered("40", "USDT"), noCurrency]))
+        #expect(hidden.attention && hidden.conflicts.first?.observedAsset == "ETH" && hidden.paidAmount == nil)
     }
 
     @Test("an app's relayed callback sets neither the provider nor the creation time of an order it reaches first")

@@ -282,7 +282,7 @@ final class ExportTests {
         #expect(status.contains(",H-0-1,StatusObserved,webhook,web3,3,3,40,"), "the auditor may export too; the webhook's row shows status 3")
     }
 
-    @Test("an export to --out stopped by SIGINT, SIGTERM or SIGHUP midway removes its temporary files and leaves no FILE", .timeLimit(.minutes(3)))
+    @Test("an export to --out stopped by SIGINT, SIGTERM or SIGHUP midway removes its temporary files and leaves no FILE; under nohup a hangup changes nothing", .timeLimit(.minutes(3)))
     func interruptedLeavesNothing() throws {
         try seedRegistrations(prefix: "S", batches: 60)   // 48,000 events: a debug build's export takes a second or more
         let binary = try ServeProcess.executable()
@@ -304,6 +304,18 @@ final class ExportTests {
             let left = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasPrefix("stopped-\(signal).csv") && !$0.hasSuffix(".log") }
             #expect(left.isEmpty, "signal \(signal) left \(left)")
         }
+        // Under nohup a hangup is ignored, as before: the export runs to its end.
+        let out = folder.appendingPathComponent("nohup.csv").path
+        let pid = try spawnLogged(["/usr/bin/nohup", binary, "export", "events", "--from", "2000-01-01", "--to", "2100-01-01", "--out", out],
+                                  environment: environment, log: out + ".log")
+        let writing = eventually(within: 30, every: 0.005) {
+            ((try? FileManager.default.attributesOfItem(atPath: out + ".partial")[.size] as? Int) ?? 0) > 0
+        }
+        kill(pid, SIGHUP)
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        #expect(writing && status == 0, "under nohup: wait status \(status)")
+        #expect(FileManager.default.fileExists(atPath: out) && FileManager.default.fileExists(atPath: out + ".manifest.json"))
     }
 
     @Test("an export's place is free once its body has ended, before the server lets go of the body, so a client that read one export whole never meets a 503 for the next")

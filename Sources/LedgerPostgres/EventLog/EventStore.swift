@@ -79,7 +79,6 @@ public struct EventStore: Sendable {
         return (try Self.receipt(r), try r.string(0, "idempotency_key"))
     }
 
-    /// The event stored under idempotency key `key`, with its stream and type, if there is one.
     /// How many of a stream's events came from a client (relayed SDK callbacks).
     public func clientEvents(inStream stream: String, on connection: PostgresConnection) throws -> Int64 {
         try connection.query("""
@@ -89,6 +88,7 @@ public struct EventStore: Sendable {
             """, [.text(stream)]).int64(0, "n")
     }
 
+    /// The event stored under idempotency key `key`, with its stream and type, if there is one.
     public func keyed(_ key: String, on connection: PostgresConnection) throws -> (receipt: EventReceipt, stream: String, type: String)? {
         let r = try connection.query("""
             SELECT position, event_id::text AS event_id, stream_version,

@@ -72,11 +72,11 @@ package struct Rebuild: Sendable {
     /// or the unreadable event, with the read models as they were.
     package func run(reader: PostgresConnection, writer: PostgresConnection) throws -> Outcome {
         let began = ContinuousClock.now
-        let taken = try writer.query("SELECT pg_try_advisory_lock($1) AS taken, pg_backend_pid() AS backend", [.int(Self.rebuildLockKey)])
+        let taken = try writer.query("SELECT pg_try_advisory_lock($1) AS taken", [.int(Self.rebuildLockKey)])
         guard try taken.string(0, "taken") == "t" else { throw MaintenanceError.rebuildRunning }
         // The lock lives as long as this session: each writer transaction below first checks
-        // it is still in it (the connection remade between steps would have lost the lock).
-        let lock = SessionLock(key: Self.rebuildLockKey, backend: try taken.int64(0, "backend"))
+        // it still holds it (the connection remade between steps would have lost the lock).
+        let lock = SessionLock(key: Self.rebuildLockKey)
         defer { _ = try? writer.query("SELECT pg_advisory_unlock($1)", [.int(Self.rebuildLockKey)]) }
         let shadows = ShadowTables()
         var phases: [(String, Double)] = []
@@ -123,11 +123,10 @@ package struct Rebuild: Sendable {
             return Outcome(events: chain.head, caughtUp: caughtUp + swap.tail, swapAttempts: swap.attempts,
                            swapSeconds: swap.held, seconds: Self.seconds(since: began), phases: phases,
                            refusals: swap.refusals)
-        } catch MaintenanceError.rebuildLockLost {
-            // The new tables may be another rebuild's by now: the next rebuild drops them.
-            throw MaintenanceError.rebuildLockLost
         } catch {
-            try? shadows.dropLeftovers(on: writer)
+            // The new tables are dropped only while the lock is still held: otherwise they
+            // may be another rebuild's by now, and the next rebuild drops them.
+            if (try? lock.require(on: writer)) != nil { try? shadows.dropLeftovers(on: writer) }
             throw error
         }
     }
@@ -272,16 +271,18 @@ package struct Rebuild: Sendable {
     }
 }
 
-/// A session advisory lock and the backend that took it: `require` fails, before anything
-/// else is done in a transaction, once the connection is no longer that session (remade
-/// after a drop, which released the lock).
+/// A session advisory lock: `require` fails, before anything else is done in a transaction,
+/// once the connection's session no longer holds it (remade after a drop, which released it).
 struct SessionLock {
     let key: Int64
-    let backend: Int64
 
     func require(on c: PostgresConnection) throws {
-        guard try c.query("SELECT pg_backend_pid() AS backend").int64(0, "backend") == backend else {
-            throw MaintenanceError.rebuildLockLost
-        }
+        let held = try c.query("""
+            SELECT EXISTS (SELECT 1 FROM pg_locks
+                            WHERE locktype = 'advisory' AND pid = pg_backend_pid() AND granted AND objsubid = 1
+                              AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                              AND ((classid::bigint << 32) | objid::bigint) = $1) AS held
+            """, [.int(key)])
+        guard try held.string(0, "held") == "t" else { throw MaintenanceError.rebuildLockLost }
     }
 }
