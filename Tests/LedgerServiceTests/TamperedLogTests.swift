@@ -113,6 +113,29 @@ struct TamperedLogTests {
         #expect(throws: ChainBreak.self) { try queries.timeline(try MerchantOrderNo("TL-5"), includeRaw: false) }
     }
 
+    @Test("an events export and a replay over a run of deleted events name the run from its first position, as verify does")
+    func exportNamesFirstOfMissingRun() throws {
+        for n in 0..<4 { try TestWrites(pool: db.pool(size: 1)).registerAndPay("TR-\(n)") }   // positions 1-8
+        let c = try db.connect()
+        defer { c.close() }
+        try c.query("SET session_replication_role = replica")
+        try c.query("DELETE FROM ledger.events WHERE position BETWEEN 4 AND 6")
+        try c.query("SET session_replication_role = origin")
+        let export = CLIRun()
+        #expect(export(["export", "events", "--from", "2000-01-01", "--to", "2100-01-01"], env: env) == 1)
+        #expect(export.errorLines.last?.contains("position 4") == true && export.errorLines.last?.contains("events 4 to 6 are missing") == true,
+                "\(export.errorLines)")
+        // Replay of an order right after the run (TR-3: positions 7, 8) names it the same way.
+        let replay = CLIRun()
+        #expect(replay(["replay", "--order", "TR-3"], env: env) == 1)
+        let line: String = replay.errorLines.first ?? ""
+        #expect(replay.errorLines.count == 1 && line.contains("position 4") && line.contains("events 4 to 6 are missing"), "\(line)")
+        let verify = CLIRun()
+        #expect(verify(["verify"], env: env) == 1)
+        #expect(verify.output.joined(separator: "\n").contains("position 4") || verify.errorLines.joined().contains("position 4"),
+                "\(verify.output) \(verify.errorLines)")
+    }
+
     @Test("replay and the events export refuse a tampered order plainly: one line on stderr naming the position, exit 1, no file")
     func replayAndExportRefuse() throws {
         try TestWrites(pool: db.pool(size: 1)).registerAndPay("TL-3")   // positions 1, 2

@@ -29,14 +29,14 @@ public struct ChainLinks: Sendable {
         let predecessors = Set(toCheck.map { $0.position - 1 }.filter { $0 > 0 && hashes[$0] == nil })
         for (position, hash) in try storedHashes(predecessors.sorted(), on: c) { hashes[position] = hash }
 
-        var broken: (position: Int64, reason: String)?
-        func found(_ position: Int64, _ reason: String) {
-            if broken == nil || position < broken!.position { broken = (position, reason) }
+        var broken: (position: Int64, reason: String, missingBefore: Int64?)?
+        func found(_ position: Int64, _ reason: String, missingBefore next: Int64? = nil) {
+            if broken == nil || position < broken!.position { broken = (position, reason, next) }
         }
         for event in toCheck {
             let p = event.position
             if p > 1 && hashes[p - 1] == nil {
-                found(p - 1, "event \(p - 1) is missing (the next stored position is \(p))")
+                found(p - 1, "event \(p - 1) is missing (the next stored position is \(p))", missingBefore: p)
                 continue
             }
             if ChainHash.hash(previous: p == 1 ? ChainHash.genesis : hashes[p - 1]!, event: event) != event.hash {
@@ -45,6 +45,14 @@ public struct ChainLinks: Sendable {
         }
         for p in successorsToRead where byPosition[p] == nil && p <= head {
             found(p, "event \(p) is missing (the head is at position \(head))")
+        }
+        if let broken, let next = broken.missingBefore {
+            // A run of missing events is named from its first position, as `ledger verify` names it.
+            let below = try c.query("SELECT max(position) AS below FROM ledger.events WHERE position < $1", [.int(next)])
+                .value(0, "below").flatMap(Int64.init) ?? 0
+            if below + 1 < next - 1 {
+                return .broken(position: below + 1, reason: "events \(below + 1) to \(next - 1) are missing (the next stored position is \(next))")
+            }
         }
         if let broken { return .broken(position: broken.position, reason: broken.reason) }
         return .intact(events: Int64(toCheck.count), head: head)
