@@ -112,6 +112,21 @@ final class PollerTests {
         #expect(try ledger.verify() == [], "the read models still match a replay")
     }
 
+    @Test("a pass claims only the orders due when it began: one due again meanwhile (a pass slower than its delay) waits for the next, so a pass ends")
+    func passClaimsWhatWasDueWhenItBegan() throws {
+        #expect(try ledger.register("B-1").status == 201)
+        let c = try ledger.connect()
+        defer { c.close() }
+        let schedule = PollSchedule(statuses: OrderStatus.allCases.filter(PollPolicy.wantsPolling).map(\.rawValue),
+                                    maxAgeSeconds: PollPolicy.maxAgeSeconds)
+        let began = try schedule.enrol(sinceMicros: nil, on: c)
+        // Polled in this pass and rescheduled to a moment after it began.
+        try c.query("UPDATE ledger.polls SET next_poll_at = ledger.from_micros($1) + interval '1 millisecond' WHERE merchant_order_no = 'B-1'",
+                    [.int(began)])
+        #expect(try schedule.claim(10, dueByMicros: began, leaseSeconds: 130, on: c).isEmpty, "not again in the same pass")
+        #expect(try schedule.claim(10, dueByMicros: began + 2_000, leaseSeconds: 130, on: c).map(\.0) == ["B-1"], "the next pass takes it")
+    }
+
     @Test("a gateway that fails or answers a non-zero code gives no event: exit 1, the error kept on the schedule without the key")
     func failures() throws {
         for no in ["F-500", "F-CODE", "F-OK", "F-ECHO", "F-CUT"] { #expect(try ledger.register(no).status == 201) }

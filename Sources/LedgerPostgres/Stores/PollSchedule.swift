@@ -28,9 +28,17 @@ package struct PollSchedule: Sendable {
         return now
     }
 
-    /// Up to `count` due orders, each leased for `leaseSeconds`: (order number, attempts so far).
-    package func claim(_ count: Int, leaseSeconds: Int64, on c: PostgresConnection) throws -> [(String, Int)] {
-        let rows = try c.query(Self.claimSQL, [.int(maxAgeSeconds), .int(Int64(count)), .int(leaseSeconds), statusArray])
+    /// PostgreSQL's time now, in microseconds: what a pass claims up to, read once its
+    /// enrolment (whose new rows are due at its own `now()`) is done.
+    package func now(on c: PostgresConnection) throws -> Int64 {
+        try c.query("SELECT ledger.micros(now()) AS now_us").int64(0, "now_us")
+    }
+
+    /// Up to `count` orders due by `dueByMicros` (a pass's start, PostgreSQL's clock: an order
+    /// polled in the pass and due again before it ends waits for the next pass), each leased
+    /// for `leaseSeconds`: (order number, attempts so far).
+    package func claim(_ count: Int, dueByMicros: Int64, leaseSeconds: Int64, on c: PostgresConnection) throws -> [(String, Int)] {
+        let rows = try c.query(Self.claimSQL, [.int(maxAgeSeconds), .int(Int64(count)), .int(leaseSeconds), statusArray, .int(dueByMicros)])
         return try (0..<rows.count).map { r in (try rows.string(r, "merchant_order_no"), Int(try rows.int64(r, "attempts"))) }
     }
 
@@ -72,7 +80,7 @@ package struct PollSchedule: Sendable {
             SELECT p.merchant_order_no
               FROM ledger.polls p
               JOIN ledger.orders o ON o.merchant_order_no = p.merchant_order_no
-             WHERE p.next_poll_at <= now()
+             WHERE p.next_poll_at <= ledger.from_micros($5)
                AND o.provider = 'web3' AND o.status = ANY($4::smallint[])
                AND coalesce(o.created_at, o.updated_at) >= now() - make_interval(secs => $1)
              ORDER BY p.next_poll_at, p.merchant_order_no

@@ -35,17 +35,20 @@ package struct Poller: Sendable {
     }
 
     /// One pass: enrols orders updated since `since` (PostgreSQL's clock), then asks about
-    /// the due ones until none is left, `limit` have been asked about, or `stopping`.
+    /// the orders due when it began until none is left, `limit` have been asked about, or
+    /// `stopping`. An order it polled that comes due again meanwhile (its delay shorter than
+    /// the pass) waits for the next pass: a pass ends, whatever the gateway's speed.
     /// Returns what it did and PostgreSQL's time when it began, for the next `since`.
     package func pass(since: Timestamp?, limit: Int = PollPolicy.passLimit,
               stopping: () -> Bool = { false }) throws -> (Summary, began: Timestamp) {
         let schedule = self.schedule
-        let began = Timestamp(microseconds: try pool.withConnection { c in
-            try schedule.enrol(sinceMicros: since?.microseconds, on: c)
-        })
+        let (startedMicros, dueBy) = try pool.withConnection { c in
+            (try schedule.enrol(sinceMicros: since?.microseconds, on: c), try schedule.now(on: c))
+        }
+        let began = Timestamp(microseconds: startedMicros)
         var summary = Summary()
         while summary.polled < limit, !stopping() {
-            let claimed = try claim(min(Self.claimSize, limit - summary.polled))
+            let claimed = try claim(min(Self.claimSize, limit - summary.polled), dueBy: dueBy)
             if claimed.isEmpty { break }
             for (index, (no, attempts)) in claimed.enumerated() {
                 if stopping() {
@@ -72,9 +75,9 @@ package struct Poller: Sendable {
         return (summary, began)
     }
 
-    private func claim(_ count: Int) throws -> [(MerchantOrderNo, Int)] {
+    private func claim(_ count: Int, dueBy: Int64) throws -> [(MerchantOrderNo, Int)] {
         let schedule = self.schedule
-        let rows = try pool.withConnection { try schedule.claim(count, leaseSeconds: Self.leaseSeconds, on: $0) }
+        let rows = try pool.withConnection { try schedule.claim(count, dueByMicros: dueBy, leaseSeconds: Self.leaseSeconds, on: $0) }
         // An order number the core refuses cannot have been stored; skip it rather than stall.
         return rows.compactMap { row in (try? MerchantOrderNo(stored: row.0)).map { ($0, row.1) } }
     }
