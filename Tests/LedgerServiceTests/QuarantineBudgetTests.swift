@@ -49,6 +49,36 @@ struct QuarantineBudgetTests {
         #expect(fullDropped.value() == 3)
     }
 
+    @Test("while a prune holds the table's lock, a rejected delivery is counted as not kept within a fraction of a second, not held on a pooled connection")
+    func lockedByPrune() throws {
+        let db = try TestDatabase.create("qlocked")
+        let (quarantine, _, dropped, pool) = quarantine(db, maxBytes: 1 << 30)
+        defer { pool.close() }
+        let holder = try db.connect()
+        defer { holder.close() }
+        try holder.beginSpanningTransaction()
+        try holder.query("LOCK TABLE ledger.quarantine IN ACCESS EXCLUSIVE MODE")   // as VACUUM FULL holds it
+        let began = ContinuousClock.now
+        quarantine.keep(Self.forged(1), provider: "web3", error: .badSignature)
+        #expect(ContinuousClock.now - began < .seconds(2), "waited \(ContinuousClock.now - began)")
+        #expect(dropped.value() == 1)
+        try holder.endSpanningTransaction()
+        quarantine.keep(Self.forged(2), provider: "web3", error: .badSignature)
+        #expect(try holder.query("SELECT count(*) AS n FROM ledger.quarantine").int64(0, "n") == 1, "kept once the lock is gone")
+    }
+
+    @Test("rows kept between two measurements of the table count against the budget")
+    func keptBytesCount() throws {
+        let db = try TestDatabase.create("qcounted")
+        let c = try db.connect()
+        defer { c.close() }
+        let size = try QuarantineStore().sizeBytes(on: c)
+        let budget = QuarantineBudget(maxBytes: size + 10_000, dropped: MetricsRegistry().counter("d", help: ""), recheck: .seconds(3600))
+        #expect(try budget.allows(on: c))
+        budget.kept(bytes: 10_000)
+        #expect(try !budget.allows(on: c), "the measured size plus what was kept since is the budget")
+    }
+
     @Test("one address keeps at most its per-minute share; others still have theirs; every rejection is counted")
     func perSource() throws {
         let db = try TestDatabase.create("qsource")

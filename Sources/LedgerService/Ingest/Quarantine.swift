@@ -61,19 +61,31 @@ package struct Quarantine: Sendable {
             return
         }
         do {
+            let headers = JSONSerializer.string(Self.redacted(request.headers, provider: provider))
             _ = try pool.withConnection { c in
-                guard try budget.allows(on: c) else {
-                    budget.dropped.increment()
-                    if budget.shouldWarn() {
-                        logger.warning("the quarantine is full: rejected deliveries are counted but not kept",
-                                       [("maxBytes", .int(Int(budget.maxBytes)))])
+                try c.transaction { t in
+                    // A prune's VACUUM FULL locks the table for its whole rewrite: a delivery
+                    // rejected meanwhile is not kept, rather than hold one of the connections
+                    // that signed webhooks and token lookups need while it waits.
+                    try t.query("SET LOCAL lock_timeout = '\(Self.lockWaitMilliseconds)ms'")
+                    guard try budget.allows(on: t) else {
+                        budget.dropped.increment()
+                        if budget.shouldWarn() {
+                            logger.warning("the quarantine is full: rejected deliveries are counted but not kept",
+                                           [("maxBytes", .int(Int(budget.maxBytes)))])
+                        }
+                        return
                     }
-                    return
+                    try QuarantineStore().keep(QuarantineStore.Rejection(
+                        provider: provider, path: request.path, remoteAddress: request.remote, reason: rejection.reason,
+                        detail: rejection.message, requestID: request.requestID, headers: headers, raw: request.body), on: t)
+                    budget.kept(bytes: Int64(request.body.count + headers.utf8.count + request.path.utf8.count) + Self.rowOverheadBytes)
                 }
-                try QuarantineStore().keep(QuarantineStore.Rejection(
-                    provider: provider, path: request.path, remoteAddress: request.remote, reason: rejection.reason,
-                    detail: rejection.message, requestID: request.requestID,
-                    headers: JSONSerializer.string(Self.redacted(request.headers, provider: provider)), raw: request.body), on: c)
+            }
+        } catch let error as PostgresError where error.sqlState == "55P03" {   // lock_not_available: a prune is rewriting the table
+            budget.dropped.increment()
+            if budget.shouldWarn() {
+                logger.warning("the quarantine is locked (a prune is rewriting it): rejected deliveries are counted but not kept", [])
             }
         } catch {
             // The 401 stands either way; losing the quarantine copy is logged, not fatal.
@@ -81,6 +93,14 @@ package struct Quarantine: Sendable {
                                                                       ("reason", .string("\(error)"))])
         }
     }
+}
+
+extension Quarantine {
+    /// How long a rejected delivery waits for the quarantine's lock before it is not kept.
+    static let lockWaitMilliseconds = 200
+    /// What a kept row costs beyond its body, headers and path (tuple header, the other
+    /// columns, its index entries), for the budget between two measurements.
+    static let rowOverheadBytes: Int64 = 256
 }
 
 /// How much room the quarantine has left: the table's size, asked of
@@ -115,6 +135,12 @@ package final class QuarantineBudget: @unchecked Sendable {
             measuredAt = now
         }
         return size < maxBytes
+    }
+
+    /// A row was kept: counted against the budget until the size is measured again, so
+    /// a flood within one measurement's interval cannot overshoot it by much.
+    package func kept(bytes: Int64) {
+        lock.withLock { measuredBytes += bytes }
     }
 
     /// At most one warning a minute.
