@@ -67,9 +67,7 @@ public struct ExactDecimal: Sendable, Hashable, Comparable, CustomStringConverti
         if length > maxTextLength { throw .amountTooLong(length: length, limit: maxTextLength) }
         var digits = mantissa.digits
         if scale < 0 { digits += [UInt8](repeating: 0, count: -scale) }
-        let written = ExactDecimal(digits: digits, scale: max(scale, 0), isNegative: mantissa.isNegative).description
-        if written.utf8.count > maxTextLength { throw .amountTooLong(length: written.utf8.count, limit: maxTextLength) }
-        return written
+        return ExactDecimal(digits: digits, scale: max(scale, 0), isNegative: mantissa.isNegative).description
     }
 
     /// Nil instead of an error, for places where a bad amount is simply "no amount".

@@ -285,20 +285,9 @@ final class ExportTests {
     @Test("an export to --out stopped by SIGINT, SIGTERM or SIGHUP midway removes its temporary files and leaves no FILE; under nohup a hangup changes nothing", .timeLimit(.minutes(3)))
     func interruptedLeavesNothing() throws {
         try seedRegistrations(prefix: "S", batches: 60)   // 48,000 events: a debug build's export takes a second or more
-        let binary = try ServeProcess.executable()
-        var environment = LedgerFixture.environment(databaseURL: ledger.databaseURL)
-        environment["PATH"] = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
         for signal in [SIGINT, SIGTERM, SIGHUP] {
             let out = folder.appendingPathComponent("stopped-\(signal).csv").path
-            let pid = try spawnLogged([binary, "export", "events", "--from", "2000-01-01", "--to", "2100-01-01", "--out", out],
-                                      environment: environment, log: out + ".log")
-            // Stopped once rows are being written to the temporary file.
-            let writing = eventually(within: 30, every: 0.005) {
-                ((try? FileManager.default.attributesOfItem(atPath: out + ".partial")[.size] as? Int) ?? 0) > 0
-            }
-            kill(pid, signal)
-            var status: Int32 = 0
-            while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+            let (writing, status) = try exportStopped(by: signal, out: out)
             #expect(writing, "signal \(signal): the export never began writing")
             #expect(status & 0x7f == signal, "signal \(signal): the export should end by the signal, not exit \((status >> 8) & 0xff)")
             let left = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasPrefix("stopped-\(signal).csv") && !$0.hasSuffix(".log") }
@@ -306,16 +295,26 @@ final class ExportTests {
         }
         // Under nohup a hangup is ignored, as before: the export runs to its end.
         let out = folder.appendingPathComponent("nohup.csv").path
-        let pid = try spawnLogged(["/usr/bin/nohup", binary, "export", "events", "--from", "2000-01-01", "--to", "2100-01-01", "--out", out],
+        let (writing, status) = try exportStopped(by: SIGHUP, out: out, launcher: ["/usr/bin/nohup"])
+        #expect(writing && status == 0, "under nohup: wait status \(status)")
+        #expect(FileManager.default.fileExists(atPath: out) && FileManager.default.fileExists(atPath: out + ".manifest.json"))
+    }
+
+    /// Starts `ledger export events --out out` (after `launcher`, if any), sends `signal` once
+    /// rows are being written to the temporary file, and reaps it: whether it had begun
+    /// writing, and its wait status.
+    func exportStopped(by signal: Int32, out: String, launcher: [String] = []) throws -> (writing: Bool, status: Int32) {
+        var environment = LedgerFixture.environment(databaseURL: ledger.databaseURL)
+        environment["PATH"] = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        let pid = try spawnLogged(launcher + [try ServeProcess.executable(), "export", "events", "--from", "2000-01-01", "--to", "2100-01-01", "--out", out],
                                   environment: environment, log: out + ".log")
         let writing = eventually(within: 30, every: 0.005) {
             ((try? FileManager.default.attributesOfItem(atPath: out + ".partial")[.size] as? Int) ?? 0) > 0
         }
-        kill(pid, SIGHUP)
+        kill(pid, signal)
         var status: Int32 = 0
         while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
-        #expect(writing && status == 0, "under nohup: wait status \(status)")
-        #expect(FileManager.default.fileExists(atPath: out) && FileManager.default.fileExists(atPath: out + ".manifest.json"))
+        return (writing, status)
     }
 
     @Test("an export's place is free once its body has ended, before the server lets go of the body, so a client that read one export whole never meets a 503 for the next")

@@ -30,7 +30,7 @@ package struct ChainLinkCheck: Sendable {
             return
         }
         if p > 1 && previousHash == nil {
-            found(p - 1, "event \(p - 1) is missing (next stored position is \(p))", missingBefore: p)
+            found(p - 1, Self.missing(from: p - 1, before: p), missingBefore: p)
             return
         }
         if !matches(previousHash ?? ChainHash.genesis) {
@@ -59,6 +59,12 @@ package struct ChainLinkCheck: Sendable {
         guard let next = missingBefore else { return }
         let first = (try below(next) ?? 0) + 1
         guard first < next - 1 else { return }
-        broken = (first, "events \(first) to \(next - 1) are missing (next stored position is \(next))")
+        broken = (first, Self.missing(from: first, before: next))
+    }
+
+    /// Why the chain breaks where the events from `first` up to the stored one at `next` are gone.
+    package static func missing(from first: Int64, before next: Int64) -> String {
+        first == next - 1 ? "event \(first) is missing (next stored position is \(next))"
+                          : "events \(first) to \(next - 1) are missing (next stored position is \(next))"
     }
 }

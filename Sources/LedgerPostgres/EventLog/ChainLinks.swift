@@ -48,11 +48,8 @@ public struct ChainLinks: Sendable {
         }
         if let broken, let next = broken.missingBefore {
             // A run of missing events is named from its first position, as `ledger verify` names it.
-            let below = try c.query("SELECT max(position) AS below FROM ledger.events WHERE position < $1", [.int(next)])
-                .value(0, "below").flatMap(Int64.init) ?? 0
-            if below + 1 < next - 1 {
-                return .broken(position: below + 1, reason: "events \(below + 1) to \(next - 1) are missing (the next stored position is \(next))")
-            }
+            let first = (try EventStore().highestPosition(below: next, on: c) ?? 0) + 1
+            if first < next - 1 { return .broken(position: first, reason: ChainLinkCheck.missing(from: first, before: next)) }
         }
         if let broken { return .broken(position: broken.position, reason: broken.reason) }
         return .intact(events: Int64(toCheck.count), head: head)

@@ -34,9 +34,7 @@ package struct ChainRunCheck {
         }
         // Read in ledger order, the run before a gap is at hand: a gap is named from its first position.
         if let before = previous?.position, before < p - 1 {
-            throw ChainBreak(position: before + 1, reason: before + 1 == p - 1
-                ? "event \(before + 1) is missing (next stored position is \(p))"
-                : "events \(before + 1) to \(p - 1) are missing (next stored position is \(p))")
+            throw ChainBreak(position: before + 1, reason: ChainLinkCheck.missing(from: before + 1, before: p))
         }
         links.check(event, previousHash: previous.flatMap { $0.position == p - 1 ? $0.hash : nil }, scratch: &scratch)
         if case .broken(let position, let reason) = links.verdict { throw ChainBreak(position: position, reason: reason) }

@@ -79,6 +79,13 @@ public struct EventStore: Sendable {
         return (try Self.receipt(r), try r.string(0, "idempotency_key"))
     }
 
+    /// The highest stored position below `position`, nil when there is none: where a run of
+    /// missing events begins, seen from the event after it.
+    public func highestPosition(below position: Int64, on connection: PostgresConnection) throws -> Int64? {
+        try connection.query("SELECT max(position) AS below FROM ledger.events WHERE position < $1", [.int(position)])
+            .value(0, "below").flatMap(Int64.init)
+    }
+
     /// How many of a stream's events came from a client (relayed SDK callbacks).
     public func clientEvents(inStream stream: String, on connection: PostgresConnection) throws -> Int64 {
         try connection.query("""

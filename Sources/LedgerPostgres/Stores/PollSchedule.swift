@@ -21,7 +21,7 @@ package struct PollSchedule: Sendable {
     /// Enrols the pollable orders updated since `sinceMicros` (nil: the whole horizon) and
     /// forgets the due rows no poll can change; returns PostgreSQL's time when it began.
     package func enrol(sinceMicros: Int64?, on c: PostgresConnection) throws -> Int64 {
-        let now = try c.query("SELECT ledger.micros(now()) AS now_us").int64(0, "now_us")
+        let now = try self.now(on: c)
         let from = sinceMicros ?? (now - maxAgeSeconds * 1_000_000)
         try c.query(Self.enrolSQL, [.int(from), .int(maxAgeSeconds), statusArray])
         try c.query(Self.forgetSQL, [.int(maxAgeSeconds), statusArray])

@@ -69,11 +69,7 @@ package struct Quarantine: Sendable {
                     // that signed webhooks and token lookups need while it waits.
                     try t.query("SET LOCAL lock_timeout = '\(Self.lockWaitMilliseconds)ms'")
                     guard try budget.allows(on: t) else {
-                        budget.dropped.increment()
-                        if budget.shouldWarn() {
-                            logger.warning("the quarantine is full: rejected deliveries are counted but not kept",
-                                           [("maxBytes", .int(Int(budget.maxBytes)))])
-                        }
+                        notKept("the quarantine is full", [("maxBytes", .int(Int(budget.maxBytes)))])
                         return
                     }
                     try QuarantineStore().keep(QuarantineStore.Rejection(
@@ -83,10 +79,7 @@ package struct Quarantine: Sendable {
                 }
             }
         } catch let error as PostgresError where error.sqlState == "55P03" {   // lock_not_available: a prune is rewriting the table
-            budget.dropped.increment()
-            if budget.shouldWarn() {
-                logger.warning("the quarantine is locked (a prune is rewriting it): rejected deliveries are counted but not kept", [])
-            }
+            notKept("the quarantine is locked (a prune is rewriting it)", [])
         } catch {
             // The 401 stands either way; losing the quarantine copy is logged, not fatal.
             logger.error("could not quarantine a rejected delivery", [("requestId", .string(request.requestID)),
@@ -96,6 +89,14 @@ package struct Quarantine: Sendable {
 }
 
 extension Quarantine {
+    /// A rejected delivery counted but not kept, and why (warned at most once a minute).
+    private func notKept(_ why: String, _ fields: [(String, LogValue)]) {
+        budget.dropped.increment()
+        if budget.shouldWarn() {
+            logger.warning(why + ": rejected deliveries are counted but not kept", fields)
+        }
+    }
+
     /// How long a rejected delivery waits for the quarantine's lock before it is not kept.
     static let lockWaitMilliseconds = 200
     /// What a kept row costs beyond its body, headers and path (tuple header, the other

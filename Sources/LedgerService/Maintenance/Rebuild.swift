@@ -93,23 +93,16 @@ package struct Rebuild: Sendable {
         projection.restore(enrollments)
         do {
             try afterBuild?()
-            var caughtUp = try writer.transaction { t in
-                try lock.require(on: t)
-                return try catchUp(&chain, projection, on: t)
-            }
+            var caughtUp = try lock.transaction(on: writer) { try catchUp(&chain, projection, on: $0) }
             lap("catch-up")
-            try writer.transaction { t in
-                try lock.require(on: t)
+            try lock.transaction(on: writer) { t in
                 if !keepsIndexesUp { try shadows.createIndexes(on: t) }
                 try shadows.analyze(on: t)
             }
             lap(keepsIndexesUp ? "statistics" : "indexes")
             var round = 1
             while true {
-                let events = try writer.transaction { t in
-                    try lock.require(on: t)
-                    return try catchUp(&chain, projection, on: t)
-                }
+                let events = try lock.transaction(on: writer) { try catchUp(&chain, projection, on: $0) }
                 caughtUp += events
                 round += 1
                 if schedule.afterCatchUp(round: round, events: Int(events)) == .trySwap { break }
@@ -137,8 +130,7 @@ package struct Rebuild: Sendable {
     /// rolls back and takes the new tables with it.
     private func build(reader: PostgresConnection, writer: PostgresConnection, _ shadows: ShadowTables, _ lock: SessionLock) throws
         -> (ChainContinuation, sawForeignStream: Bool, enrollments: ShadowProjection.Memory) {
-        try writer.transaction { w in
-            try lock.require(on: w)
+        try lock.transaction(on: writer) { w in
             do {
                 try shadows.refuseUnknownDependents(on: w)
             } catch let error as ShadowTablesError {
@@ -202,8 +194,7 @@ package struct Rebuild: Sendable {
             let attemptBegan = ContinuousClock.now
             steps = []
             do {
-                let folded = try writer.transaction { w -> Int64 in
-                    try lock.require(on: w)
+                let folded = try lock.transaction(on: writer) { w -> Int64 in
                     try w.query("SET LOCAL lock_timeout = '\(schedule.lockTimeoutMilliseconds)ms'")
                     try w.query("SELECT pg_advisory_xact_lock($1)", [.int(AppendLock.key)])   // writers wait from here
                     lockedAt = .now
@@ -226,10 +217,7 @@ package struct Rebuild: Sendable {
                                                         holders: (try? Self.holders(on: writer)) ?? [])
                 case .after(let pause):
                     Thread.sleep(forTimeInterval: pause)
-                    tail += try writer.transaction { t in
-                        try lock.require(on: t)
-                        return try catchUp(&chain, projection, on: t)
-                    }
+                    tail += try lock.transaction(on: writer) { try catchUp(&chain, projection, on: $0) }
                 }
             }
         }
@@ -275,6 +263,14 @@ package struct Rebuild: Sendable {
 /// once the connection's session no longer holds it (remade after a drop, which released it).
 struct SessionLock {
     let key: Int64
+
+    /// `body` in a transaction on `c` that first checks the lock is still held.
+    func transaction<T>(on c: PostgresConnection, _ body: (PostgresConnection) throws -> T) throws -> T {
+        try c.transaction { t in
+            try require(on: t)
+            return try body(t)
+        }
+    }
 
     func require(on c: PostgresConnection) throws {
         let held = try c.query("""

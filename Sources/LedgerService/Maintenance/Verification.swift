@@ -78,10 +78,7 @@ package struct Verification: Sendable {
                 streams = orders.streams
             }
             var (links, recheck) = scan.outcome()
-            try links.widenMissingRun { next in
-                try c.query("SELECT max(position) AS below FROM ledger.events WHERE position < $1", [.int(next)])
-                    .value(0, "below").flatMap(Int64.init)
-            }
+            try links.widenMissingRun { try EventStore().highestPosition(below: $0, on: c) }
             try ReadModelCheck().checkEnrollments(on: c) { difference in
                 summary.add(difference)
                 each(difference)
