@@ -96,6 +96,9 @@ struct CLITests {
         #expect(try TokenIssuer().authenticate(token, now: .now(), on: db.connect()) == nil)
         #expect(run(["token", "revoke", "bob"], env: env) == 1)
         #expect(run.errorLines.last?.contains("no active token") == true)
+        // A revoked token's name stays its own: corrections name their token as the actor.
+        #expect(run(["token", "create", "--role", "auditor", "--name", "bob"], env: env) == 1)
+        #expect(run.errorLines.last?.contains("names are never reused, revoked ones included") == true)
     }
 
     @Test("a wrong role or a duplicate name is refused with one line and a non-zero exit")

@@ -22,7 +22,8 @@ public enum TokenStoreError: Error, CustomStringConvertible, Equatable {
 
     public var description: String {
         switch self {
-        case .nameTaken(let n): return "a token named \(n) already exists: choose another name or revoke it first"
+        case .nameTaken(let n):
+            return "a token named \(n) exists or existed: names are never reused, revoked ones included (a correction names its token), so choose another name"
         case .unknownName(let n): return "no active token is named \(n)"
         }
     }
