@@ -432,8 +432,11 @@ CREATE TABLE ledger.polls (
     attempts integer DEFAULT 0 NOT NULL,
     last_polled_at timestamp with time zone,
     last_error text,
+    status_seen smallint,
     CONSTRAINT polls_attempts_check CHECK ((attempts >= 0))
 );
+
+COMMENT ON COLUMN ledger.polls.status_seen IS 'The order''s status when a pass last enrolled or looked at this row; a pass that finds another restarts the backoff.';
 
 CREATE TABLE ledger.quarantine (
     id bigint NOT NULL,

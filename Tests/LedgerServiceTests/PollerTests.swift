@@ -118,13 +118,40 @@ final class PollerTests {
         let c = try ledger.connect()
         defer { c.close() }
         let schedule = PollSchedule(statuses: OrderStatus.allCases.filter(PollPolicy.wantsPolling).map(\.rawValue),
-                                    maxAgeSeconds: PollPolicy.maxAgeSeconds)
+                                    maxAgeSeconds: PollPolicy.maxAgeSeconds, restartDelaySeconds: 30)
         let began = try schedule.enrol(sinceMicros: nil, on: c)
         // Polled in this pass and rescheduled to a moment after it began.
         try c.query("UPDATE ledger.polls SET next_poll_at = ledger.from_micros($1) + interval '1 millisecond' WHERE merchant_order_no = 'B-1'",
                     [.int(began)])
         #expect(try schedule.claim(10, dueByMicros: began, leaseSeconds: 130, on: c).isEmpty, "not again in the same pass")
         #expect(try schedule.claim(10, dueByMicros: began + 2_000, leaseSeconds: 130, on: c).map(\.0) == ["B-1"], "the next pass takes it")
+    }
+
+    @Test("the backoff starts again when the order's status changes: a webhook that moves it to confirming has it asked about within 30 s, not after a long backoff")
+    func backoffRestartsOnAStatusChange() throws {
+        #expect(try ledger.register("R-1").status == 201)
+        #expect(try ledger.register("R-2").status == 201)
+        gateway.answer("R-1", status: 1)
+        gateway.answer("R-2", status: 1)
+        #expect(pollOnce().code == 0)
+        // Both far into their backoff: many answers that still said awaiting.
+        _ = try ledger.query("UPDATE ledger.polls SET attempts = 6, next_poll_at = now() + interval '30 minutes'")
+        // Signed a little after the poll's answer, so it is the newest observation (rule 2).
+        #expect(try ledger.sendWeb3(LedgerFixture.web3Body("R-1", status: 2), timestamp: Timestamp.now().seconds + 2).status == 200)
+        #expect(try ledger.order("R-1")["status"]?.int64Value == 2)
+
+        let pass = pollOnce()
+        #expect(pass.output == ["polled 0 order(s): 0 observation(s) recorded, 0 failed"], "\(pass)")
+        let moved = try #require(try schedule("R-1"))
+        #expect(moved.attempts == 0 && moved.dueInSeconds > 20 && moved.dueInSeconds <= 30, "restarted: \(moved)")
+        let still = try #require(try schedule("R-2"))
+        #expect(still.attempts == 6 && still.dueInSeconds > 1_700, "its status did not change: \(still)")
+
+        // Another pass with nothing changed leaves both as they are.
+        #expect(pollOnce().code == 0)
+        let again = try #require(try schedule("R-1"))
+        #expect(again.attempts == 0 && again.dueInSeconds <= moved.dueInSeconds, "\(again)")
+        #expect(try #require(try schedule("R-2")).attempts == 6)
     }
 
     @Test("a gateway that fails or answers a non-zero code gives no event: exit 1, the error kept on the schedule without the key")

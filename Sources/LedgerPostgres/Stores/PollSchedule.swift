@@ -10,20 +10,25 @@ import LedgerCore
 package struct PollSchedule: Sendable {
     package let statuses: [Int]
     package let maxAgeSeconds: Int64
+    /// The delay of a backoff that starts again: an enrolled order whose status changed
+    /// since a pass last looked at it is asked about at most this long after.
+    package let restartDelaySeconds: Int64
 
-    package init(statuses: [Int], maxAgeSeconds: Int64) {
+    package init(statuses: [Int], maxAgeSeconds: Int64, restartDelaySeconds: Int64) {
         self.statuses = statuses
         self.maxAgeSeconds = maxAgeSeconds
+        self.restartDelaySeconds = restartDelaySeconds
     }
 
     private var statusArray: SQLValue { .text("{" + statuses.map(String.init).joined(separator: ",") + "}") }
 
-    /// Enrols the pollable orders updated since `sinceMicros` (nil: the whole horizon) and
-    /// forgets the due rows no poll can change; returns PostgreSQL's time when it began.
+    /// Enrols the pollable orders updated since `sinceMicros` (nil: the whole horizon),
+    /// restarts the backoff of those enrolled already whose status changed, and forgets
+    /// the due rows no poll can change; returns PostgreSQL's time when it began.
     package func enrol(sinceMicros: Int64?, on c: PostgresConnection) throws -> Int64 {
         let now = try self.now(on: c)
         let from = sinceMicros ?? (now - maxAgeSeconds * 1_000_000)
-        try c.query(Self.enrolSQL, [.int(from), .int(maxAgeSeconds), statusArray])
+        try c.query(Self.enrolSQL, [.int(from), .int(maxAgeSeconds), statusArray, .int(restartDelaySeconds)])
         try c.query(Self.forgetSQL, [.int(maxAgeSeconds), statusArray])
         return now
     }
@@ -54,15 +59,20 @@ package struct PollSchedule: Sendable {
     }
 
     /// Orders a poll can still change: web3, a status in `$3`, created within the horizon;
-    /// those updated since `$1` and not yet enrolled are due at once.
+    /// those updated since `$1` and not yet enrolled are due at once. One enrolled already
+    /// whose status is not the one last seen starts its backoff again: no attempts, and
+    /// due at most `$4` seconds from now (sooner if it was due sooner).
     static let enrolSQL = """
-        INSERT INTO ledger.polls (merchant_order_no, next_poll_at)
-        SELECT o.merchant_order_no, now()
+        INSERT INTO ledger.polls AS p (merchant_order_no, next_poll_at, status_seen)
+        SELECT o.merchant_order_no, now(), o.status
           FROM ledger.orders o
          WHERE o.updated_at >= ledger.from_micros($1)
            AND o.provider = 'web3' AND o.status = ANY($3::smallint[])
            AND coalesce(o.created_at, o.updated_at) >= now() - make_interval(secs => $2)
-        ON CONFLICT (merchant_order_no) DO NOTHING
+        ON CONFLICT (merchant_order_no) DO UPDATE
+           SET attempts = 0, status_seen = excluded.status_seen,
+               next_poll_at = least(p.next_poll_at, now() + make_interval(secs => $4))
+         WHERE p.status_seen IS DISTINCT FROM excluded.status_seen
         """
 
     /// Due rows whose order no poll can change any more (paid, expired, too old).

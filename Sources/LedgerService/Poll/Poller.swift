@@ -31,7 +31,7 @@ package struct Poller: Sendable {
     /// Which orders are due: pollable by `PollPolicy`.
     private var schedule: PollSchedule {
         PollSchedule(statuses: OrderStatus.allCases.filter(PollPolicy.wantsPolling).map(\.rawValue),
-                     maxAgeSeconds: PollPolicy.maxAgeSeconds)
+                     maxAgeSeconds: PollPolicy.maxAgeSeconds, restartDelaySeconds: PollPolicy.delaySeconds(afterAttempts: 1))
     }
 
     /// One pass: enrols orders updated since `since` (PostgreSQL's clock), then asks about
