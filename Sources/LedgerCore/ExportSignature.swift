@@ -5,14 +5,22 @@
 public enum ExportSignature {
     public static let signedFields = ["kind", "from", "to", "format", "rows", "sha256", "highestPosition"]
 
-    /// The signature's body: each field as the manifest gives it (`none` for a null highestPosition).
+    /// The fields whose values are numbers (`highestPosition` may be null: no rows); the others are strings.
+    static let numberFields: Set<String> = ["rows", "highestPosition"]
+
+    /// The signature's body: each field as the manifest gives it (`none` for a null
+    /// highestPosition); nil when a field is absent or not of its type. The types are part of
+    /// what is signed: the line `rows 2` reads the same from `2` and `"2"`, and a check that
+    /// reads a number would pass over a string (a `highestPosition` of `"9"` would excuse a
+    /// missing checkpoint).
     public static func body(of manifest: JSONValue) -> String? {
         var lines = ""
         for name in signedFields {
+            let isNumber = numberFields.contains(name)
             switch manifest[name] {
-            case .string(let s)?: lines += "\(name) \(s)\n"
-            case .number(let n)?: lines += "\(name) \(n)\n"
-            case .null?: lines += "\(name) none\n"
+            case .string(let s)? where !isNumber: lines += "\(name) \(s)\n"
+            case .number(let n)? where isNumber: lines += "\(name) \(n)\n"
+            case .null? where name == "highestPosition": lines += "\(name) none\n"
             default: return nil
             }
         }
@@ -53,7 +61,9 @@ public enum ExportSignature {
     /// Every way the manifest's notes fail under `publicKey`, in words; empty when both hold.
     public static func problems(_ manifest: JSONValue, publicKey: Ed25519PublicKey) -> [String] {
         var problems = [String]()
-        guard let body = body(of: manifest) else { return ["the manifest lacks one of \(signedFields.joined(separator: ", "))"] }
+        guard let body = body(of: manifest) else {
+            return ["the manifest lacks one of \(signedFields.joined(separator: ", ")), or one is not of its type (rows and highestPosition numbers, the others strings)"]
+        }
         if let text = manifest["signature"]?.stringValue, let note = SignedNote(text: text) {
             if !note.verifies(publicKey: publicKey) {
                 problems.append("the manifest's signature does not verify under the public key")

@@ -64,6 +64,17 @@ struct CheckpointExportTests {
                 "each differing field named, on one line: \(fields.output)")
         #expect(fields.errorLines.count == 1, "\(fields.errorLines)")
 
+        // The signed line reads the same from 2 and "2": a string must not pass for the number
+        // (it would excuse the checkpoint taken away with it).
+        guard case .object(var parsed) = try JSONValue.parse(Array(manifest.utf8)) else { Issue.record("not an object"); return }
+        parsed = parsed.map { name, value in
+            (name, name == "highestPosition" ? .string("2") : name == "checkpoint" ? .null : value)
+        }.filter { $0.0 != "ledgerHead" }
+        try JSONSerializer.string(.object(parsed)).write(toFile: manifestPath, atomically: true, encoding: .utf8)
+        let typed = CLIRun()
+        #expect(typed(["verify-export", out], env: env) == 1)
+        #expect(typed.output.contains { $0.contains("or one is not of its type") }, "\(typed.output)")
+
         try manifest.write(toFile: manifestPath, atomically: true, encoding: .utf8)
         let other = folder + "/other"
         _ = try CheckpointKeyFile.generate(into: other)

@@ -113,6 +113,31 @@ struct TamperedLogTests {
         #expect(throws: ChainBreak.self) { try queries.timeline(try MerchantOrderNo("TL-5"), includeRaw: false) }
     }
 
+    @Test("an event whose recorded time was moved past asOf (its hash left as it was) is still checked: asOf and replay --as-of refuse, naming it")
+    func movedPastAsOfRefused() throws {
+        let c = try db.connect()
+        defer { c.close() }
+        try TestWrites(pool: db.pool(size: 1)).registerAndPay("TA-1")   // positions 1, 2
+        try TestWrites(pool: db.pool(size: 1)).registerAndPay("TA-2")   // positions 3, 4
+        let event = try QueryObservation.map(provider: "acme", merchantOrderNo: MerchantOrderNo("TA-1"),
+                                             response: .object([("status", .number("2"))]), observedAt: nil, receivedAt: Timestamp.now())
+        _ = try c.transaction {
+            try EventStore().append([EventMapping.newEvent(event, raw: nil, receipt: Receipt(requestID: "test", verifiedBy: "token:test"))], on: $0)
+        }                                                                // position 5: TA-1's version 3
+        try TestWrites(pool: db.pool(size: 1)).registerAndPay("TA-3")   // positions 6, 7
+        // Neither neighbour of position 5 is TA-1's: only its own link tells.
+        try c.query("SET session_replication_role = replica")
+        try c.query("UPDATE ledger.events SET recorded_at = '2100-01-01' WHERE position = 5")
+        try c.query("SET session_replication_role = origin")
+        let queries = OrderQueries(pool: db.pool(size: 1))
+        #expect(throws: ChainBreak.self) { try queries.order(try MerchantOrderNo("TA-1"), asOf: Timestamp.now()) }
+        let asOf = CLIRun()
+        #expect(asOf(["replay", "--order", "TA-1", "--as-of", Timestamp.now().rfc3339], env: env) == 1)
+        #expect(asOf.errorLines.count == 1 && asOf.errorLines[0].contains("position 5"), "\(asOf.errorLines)")
+        #expect(try queries.order(try MerchantOrderNo("TA-3"), asOf: Timestamp.now())["status"]?.int64Value == 3,
+                "an order whose events' links all hold (6 follows 5's stored hash) is still answered")
+    }
+
     @Test("an events export and a replay over a run of deleted events name the run from its first position, as verify does")
     func exportNamesFirstOfMissingRun() throws {
         for n in 0..<4 { try TestWrites(pool: db.pool(size: 1)).registerAndPay("TR-\(n)") }   // positions 1-8

@@ -31,8 +31,10 @@ package struct OrderQueries: Sendable {
             try connection.readOnlySnapshot { c -> [StoredEvent] in
                 let stream = try store.read(stream: no.stream, on: c)
                 try ChainLinks().requireWholeStream(stream)
+                // Every event's links, those after `asOf` too: an event whose recorded time
+                // was moved past it must not leave the view without its break being seen.
+                try ChainLinks().require(stream, on: c)
                 let events = stream.filter { $0.recordedAt <= asOf }
-                try ChainLinks().require(events, on: c)
                 return events
             }
         }

@@ -20,8 +20,9 @@ package struct Replay: Sendable {
         let stored = try connection.readOnlySnapshot { c in
             let stream = try EventStore().read(stream: no.stream, on: c)
             try ChainLinks().requireWholeStream(stream)
+            // Every event's links, those after `asOf` too (one moved past it is still checked).
+            try ChainLinks().require(stream, on: c)
             let events = stream.filter { asOf == nil || $0.recordedAt <= asOf! }
-            try ChainLinks().require(events, on: c)
             return events
         }
         var state = OrderState(merchantOrderNo: no)
