@@ -7,8 +7,8 @@ public struct ExportManifest: Sendable {
     public let format: ExportFormat
     public private(set) var rows: Int64 = 0
     public private(set) var highestPosition: Int64?
-    /// Per asset: rows and the exact sum of their amounts.
-    public private(set) var totals: [String: ExactSum] = [:]
+    /// Per asset (by its bytes): rows and the exact sum of their amounts.
+    public private(set) var totals: [AssetKey: ExactSum] = [:]
     private let digest = Crypto.SHA256Stream()
     private var sha256: [UInt8]?
 
@@ -23,12 +23,13 @@ public struct ExportManifest: Sendable {
     public func wrote(_ bytes: [UInt8]) { digest.update(bytes) }
 
     /// A row written: the newest ledger position it reflects, and the asset and amount it
-    /// adds to the totals (nil asset: it adds to none; an amount that is no decimal adds a row only).
+    /// adds to the totals (nil or empty asset: it adds to none, as a CSV file cannot tell an
+    /// empty cell from a null; an amount that is no decimal adds a row only).
     public mutating func counted(asset: String?, amount: String?, position: Int64?) {
         rows += 1
         if let position { highestPosition = max(highestPosition ?? position, position) }
-        guard let asset else { return }
-        totals[asset, default: ExactSum()].add(amount)   // in place: one lookup of the asset a row, not two
+        guard let asset, !asset.isEmpty else { return }
+        totals[AssetKey(asset), default: ExactSum()].add(amount)   // in place: one lookup of the asset a row, not two
     }
 
     /// Takes the rows, totals and highest position counted by `other` (an export's rows
@@ -52,7 +53,7 @@ public struct ExportManifest: Sendable {
     public mutating func json(ledgerHead: (position: Int64, hash: [UInt8]), generatedAt: Timestamp) -> JSONValue {
         let sums: [JSONValue] = totals.keys.sorted().map { asset in
             let t = totals[asset]!
-            return .object([("asset", .string(asset)), ("rows", .integer(t.rows)), ("amount", .string(t.amount.description))])
+            return .object([("asset", .string(asset.name)), ("rows", .integer(t.rows)), ("amount", .string(t.amount.description))])
         }
         return .object([
             ("kind", .string(kind.rawValue)), ("from", .string(from.rfc3339)), ("to", .string(to.rfc3339)),
@@ -61,5 +62,22 @@ public struct ExportManifest: Sendable {
             ("ledgerHead", .object([("position", .integer(ledgerHead.position)), ("hash", .string(Hex.encode(ledgerHead.hash)))])),
             ("generatedAt", .string(generatedAt.rfc3339)),
         ])
+    }
+}
+
+/// An asset named by its UTF-8 bytes: two spellings Swift's `String` calls equal (`é` as one
+/// scalar, or `e` and a combining accent) are two assets, as they are two in the file's rows
+/// and to whoever reads them byte for byte. Sorted by those bytes.
+public struct AssetKey: Hashable, Comparable, Sendable {
+    public let name: String
+
+    public init(_ name: String) { self.name = name }
+
+    public static func == (a: AssetKey, b: AssetKey) -> Bool { a.name.utf8.elementsEqual(b.name.utf8) }
+
+    public static func < (a: AssetKey, b: AssetKey) -> Bool { a.name.utf8.lexicographicallyPrecedes(b.name.utf8) }
+
+    public func hash(into hasher: inout Hasher) {
+        for byte in name.utf8 { hasher.combine(byte) }
     }
 }

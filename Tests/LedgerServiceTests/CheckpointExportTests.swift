@@ -75,6 +75,18 @@ struct CheckpointExportTests {
         #expect(typed(["verify-export", out], env: env) == 1)
         #expect(typed.output.contains { $0.contains("or one is not of its type") }, "\(typed.output)")
 
+        // The totals are not signed: they are counted again from the file.
+        guard case .object(let original) = try JSONValue.parse(Array(manifest.utf8)),
+              case .array(let totals)? = try JSONValue.parse(Array(manifest.utf8))["totals"], case .object(let total)? = totals.first else {
+            Issue.record("no totals"); return
+        }
+        let raised = JSONValue.object(total.map { $0.0 == "amount" ? ("amount", .string("1" + ($0.1.stringValue ?? ""))) : $0 })
+        try JSONSerializer.string(.object(original.map { $0.0 == "totals" ? ("totals", .array([raised])) : $0 }))
+            .write(toFile: manifestPath, atomically: true, encoding: .utf8)
+        let totalRun = CLIRun()
+        #expect(totalRun(["verify-export", out], env: env) == 1)
+        #expect(totalRun.output.contains { $0.contains(#"the file's total for "USDT" is 1 row(s), 40.00, its manifest says 1 row(s), 140.00"#) }, "\(totalRun.output)")
+
         try manifest.write(toFile: manifestPath, atomically: true, encoding: .utf8)
         let other = folder + "/other"
         _ = try CheckpointKeyFile.generate(into: other)
