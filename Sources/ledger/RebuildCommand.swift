@@ -40,17 +40,20 @@ struct RebuildCommand {
             guard let pace = Double(text), pace > 0, pace <= 1 else { throw CLIError.usage("--pace must be a number in (0, 1]") }
             rebuild.pace = pace
         }
-        // With the checkpoint key, the notes signed so far must still match the chain: a
-        // rewrite that recomputed every hash after them is refused before anything is built.
+        // With the checkpoint key, the notes signed so far (stored, and in the folder) must still
+        // match the chain: a rewrite that recomputed every hash after them is refused before
+        // anything is built.
         if let keyPath = configuration.service.checkpoints.keyPath {
-            let (report, passedOver) = try StoredNotesCheck(publicKey: try CheckpointKeyFile.load(path: keyPath).publicKey).run(on: reader)
+            let check = StoredNotesCheck(publicKey: try CheckpointKeyFile.load(path: keyPath).publicKey,
+                                         directory: configuration.service.checkpoints.directory)
+            let (report, passedOver) = try check.run(on: reader)
             if let first = report.failures.first {
                 for failure in report.failures { cli.output("checkpoint fails: " + failure) }
                 throw MaintenanceError.rebuildRefused("\(report.failures.count) stored checkpoint note(s) no longer match the chain "
                     + "(the first: \(first)); the log was rewritten after they were signed: nothing was rebuilt")
             }
             cli.output("stored checkpoints match the chain: \(report.notes) notes verify"
-                + (passedOver > 0 ? "; \(passedOver) stored rows that do not verify under this key (another key's, altered, "
+                + (passedOver > 0 ? "; \(passedOver) stored rows or files that do not verify under this key (another key's, altered, "
                     + "or written outside the ledger) passed over" : ""))
         }
         let outcome = try rebuild.run(reader: reader, writer: writer)

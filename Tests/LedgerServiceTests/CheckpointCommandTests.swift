@@ -222,8 +222,8 @@ struct CheckpointCommandTests {
         #expect(Checkpoint(text: signed.output.joined(separator: "\n") + "\n")?.body.position == 6, "\(signed.output)")
         let rebuild = CLIRun()
         #expect(rebuild(["rebuild"], env: newKey) == 0, "\(rebuild.errorLines)")
-        #expect(rebuild.output.contains { $0.hasPrefix("stored checkpoints match the chain: 1 notes verify; 3 stored rows that do not verify under this key") },
-                "\(rebuild.output)")
+        #expect(rebuild.output.contains { $0.hasPrefix("stored checkpoints match the chain: 1 notes verify; 5 stored rows or files that do not verify under this key") },
+                "the table's foreign row and the old key's notes, in the table and in the folder: \(rebuild.output)")
 
         // A row anyone who can insert wrote at the next head's position: the note is still
         // made from the walked chain and handed out; the row stays as it was.
@@ -257,8 +257,8 @@ struct CheckpointCommandTests {
         try c.query("ALTER TABLE ledger.signed_checkpoints ENABLE TRIGGER USER")
         let again = CLIRun()
         #expect(again(["rebuild"], env: env) == 0, "\(again.errorLines)")
-        #expect(again.output.contains { $0.hasPrefix("stored checkpoints match the chain: 0 notes verify; 1 stored rows that do not verify under this key") },
-                "\(again.output)")
+        #expect(again.output.contains { $0.hasPrefix("stored checkpoints match the chain: 1 notes verify; 1 stored rows or files that do not verify under this key") },
+                "the folder's copy verifies, the altered row is passed over: \(again.output)")
         let resigned = CLIRun()
         #expect(resigned(["checkpoint"], env: env) == 0, "\(resigned.errorLines)")
         #expect(resigned.errorLines.first?.contains("has not moved since the note at position 2") == true, "\(resigned.errorLines)")
@@ -290,6 +290,15 @@ struct CheckpointCommandTests {
         #expect(deleted(["checkpoint"], env: env) == 1)
         #expect(deleted.errorLines.first?.contains("at position 4, no longer matches the log") == true, "\(deleted.errorLines)")
         #expect(try c.query("SELECT count(*) AS n FROM ledger.signed_checkpoints").int64(0, "n") == 1)
+        // Nor does a rebuild project the rewritten log: it checks the folder's notes too.
+        let before = try TamperedLogTests.readModels(c)
+        let rebuild = CLIRun()
+        #expect(rebuild(["rebuild"], env: env) == 1)
+        #expect(rebuild.output.contains { $0.hasPrefix("checkpoint fails") && $0.contains("4.checkpoint") }, "\(rebuild.output)")
+        #expect(rebuild.errorLines.first?.contains("1 stored checkpoint note(s) no longer match the chain") == true, "\(rebuild.errorLines)")
+        #expect(try TamperedLogTests.readModels(c) == before, "the read models are untouched")
+        let tableAlone = CLIRun()
+        #expect(tableAlone(["rebuild"], env: tableOnly) == 0, "without the folder only the table's notes are there, and they match: \(tableAlone.errorLines)")
     }
 
     @Test("with the chain broken, verify still checks every note and ends with its summary, then exits 1 naming the break")

@@ -27,12 +27,19 @@ public struct CheckpointDirectory: Sendable {
 
     public static func fileName(position: Int64) -> String { "\(position).checkpoint" }
 
+    /// Whether a file in the folder is a note (`<anything>.checkpoint`, not hidden: the
+    /// temporary files a write renames are).
+    public static func isNoteName(_ name: String) -> Bool { name.hasSuffix(".checkpoint") && !name.hasPrefix(".") }
+
+    /// The notes' file names in `path` (none when it cannot be read).
+    public static func noteNames(in path: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).filter(isNoteName)
+    }
+
     /// The positions of the notes written here, highest first (from the file names alone).
     public func positions() -> [Int64] {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
-        return names.compactMap { name -> Int64? in
-            guard name.hasSuffix(".checkpoint"), !name.hasPrefix("."),
-                  let position = Int64(name.dropLast(".checkpoint".count)), position > 0 else { return nil }
+        return Self.noteNames(in: path).compactMap { name -> Int64? in
+            guard let position = Int64(name.dropLast(".checkpoint".count)), position > 0 else { return nil }
             return position
         }.sorted(by: >)
     }

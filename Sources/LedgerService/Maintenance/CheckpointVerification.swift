@@ -43,7 +43,7 @@ package struct CheckpointVerification: Sendable {
                 throw CheckpointVerificationError.unreadable("\(path): no such file or folder")
             }
             let names = isDirectory.boolValue
-                ? try FileManager.default.contentsOfDirectory(atPath: path).filter { $0.hasSuffix(".checkpoint") && !$0.hasPrefix(".") }
+                ? try FileManager.default.contentsOfDirectory(atPath: path).filter(CheckpointDirectory.isNoteName)
                     .sorted().map { (path as NSString).appendingPathComponent($0) }
                 : [path]
             // A folder with no note in it checks nothing: most likely the wrong folder.
