@@ -113,8 +113,15 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         }
         guard i == b.count else { return nil }
         let total = days * 86_400 + Int64(h * 3600 + mi * 60 + min(s, 59)) - Int64(offset)
-        return Timestamp(microseconds: total * 1_000_000 + micros)
+        let parsed = Timestamp(microseconds: total * 1_000_000 + micros)
+        // An offset can carry a time written in year 0000 or 9999 out of the years `rfc3339`
+        // writes in four digits; such a time would be stored and never read back.
+        return (earliest...latest).contains(parsed) ? parsed : nil
     }
+
+    /// The first and last instants `rfc3339` writes as a four-digit year, which `parse` reads back.
+    public static let earliest = Timestamp(seconds: Int64(daysFromCivil(0, 1, 1)) * 86_400)
+    public static let latest = Timestamp(microseconds: Int64(daysFromCivil(10_000, 1, 1)) * 86_400 * 1_000_000 - 1)
 
     // Howard Hinnant's days-from-civil algorithms: exact for the proleptic Gregorian calendar.
     static func daysFromCivil(_ year: Int, _ month: Int, _ day: Int) -> Int {

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import LedgerCore
 
@@ -67,6 +68,28 @@ struct TimeBoundTests {
                      "2026-12-31T23:59:60Z", "2026-12-31T23:59:60.5Z", "2026-11-01T00:00:00+24:00", "2026-11-01T00:00:00+99:99",
                      "2026-11-01T00:00:00-01:60", "2026-11-01T00:00:00 01:00"] {
             #expect(TimeBound.parse(text) == nil, "\(text)")
+        }
+    }
+
+    @Test("an offset that carries a time out of the years 0000-9999 is refused: what parses prints back and parses to the same time")
+    func fourDigitYearsOnly() throws {
+        for text in ["0000-01-01T00:00:00+00:01", "0000-01-01T00:00:00.5+23:59", "9999-12-31T23:59:59-00:01", "9999-12-31T23:00:00.000001-01:00"] {
+            #expect(Timestamp.parse(text) == nil, "\(text)")
+            #expect(Timestamp.parse(text, lenient: true) == nil, "\(text)")
+        }
+        for text in ["0000-01-01T00:00:00Z", "0000-01-01T00:01:00+00:01", "9999-12-31T23:59:59.999999Z", "9999-12-31T22:59:59+01:00"] {
+            let time = try #require(Timestamp.parse(text), "\(text)")
+            #expect(Timestamp.parse(time.rfc3339) == time, "\(text) → \(time.rfc3339)")
+        }
+        #expect(Timestamp.earliest.rfc3339 == "0000-01-01T00:00:00Z" && Timestamp.latest.rfc3339 == "9999-12-31T23:59:59.999999Z")
+        // Every offset on the edges: whatever is accepted reads back.
+        var rng = SplitMix64(seed: 0xED6E)
+        for _ in 0..<5_000 {
+            let edge = Bool.random(using: &rng) ? "0000-01-01T00:" : "9999-12-31T23:"
+            let sign = Bool.random(using: &rng) ? "+" : "-"
+            let text = edge + String(format: "%02d:%02d", Int.random(in: 0..<60, using: &rng), Int.random(in: 0..<60, using: &rng))
+                + sign + String(format: "%02d:%02d", Int.random(in: 0..<24, using: &rng), Int.random(in: 0..<60, using: &rng))
+            if let time = Timestamp.parse(text) { #expect(Timestamp.parse(time.rfc3339) == time, "\(text)") }
         }
     }
 }

@@ -134,6 +134,22 @@ final class InputRulesHTTPTests {
         #expect(absent.status == 201, "\(absent)")
     }
 
+    @Test("a time whose offset carries it before year 0000 or past 9999 is 400 naming the field: it would be stored and never read back")
+    func timesOutOfFourDigitYears() throws {
+        #expect(try ledger.register("IR-Y").status == 201)
+        let before = try events()
+        for time in ["0000-01-01T00:00:00+00:01", "9999-12-31T23:59:59-00:01"] {
+            let relay = try ledger.client.post("/v1/orders/IR-Y/client-events", token: ledger.ingest,
+                                               json: #"{"provider":"banxa","callback":"banxaDidDismiss","clientEventId":"\#(Self.uuid)","occurredAt":"\#(time)"}"#)
+            expectRefused(relay, naming: "occurredAt", "occurredAt \(time)")
+            let observed = try ledger.client.post("/v1/orders/IR-Y/observations", token: ledger.ingest,
+                                                  json: #"{"provider":"acme","response":{"status":2},"observedAt":"\#(time)"}"#)
+            expectRefused(observed, naming: "observedAt", "observedAt \(time)")
+        }
+        #expect(try events() == before)
+        #expect(try ledger.client.get("/v1/orders/IR-Y/events", token: ledger.auditor).status == 200)
+    }
+
     @Test("amounts given as JSON numbers are 400 naming amount or fiatAmount; the same amounts as decimal strings register")
     func numericAmountsRefused() throws {
         let amount = try ledger.client.post("/v1/orders", token: ledger.ingest, json: registration([("merchantOrderNo", #""IR-A""#), ("amount", "40.5")]))
