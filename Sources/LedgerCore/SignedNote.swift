@@ -49,12 +49,16 @@ public struct SignedNote: Sendable, Equatable {
         }
         guard let split else { return nil }
         let body = String(decoding: bytes[..<split], as: UTF8.self)
-        let line = String(decoding: bytes[(split + 1)..<(bytes.count - 1)], as: UTF8.self)
-        guard line.hasPrefix(Self.dash), !line.contains("\n") else { return nil }
-        let words = line.dropFirst(Self.dash.count).split(separator: " ", omittingEmptySubsequences: false)
+        // The signature line is read as bytes: Swift's characters would join a name that
+        // begins with a combining mark (or ends with a prepended one) to the space beside it.
+        let line = bytes[(split + 1)..<(bytes.count - 1)]
+        let dash = Array(Self.dash.utf8)
+        guard line.starts(with: dash), !line.contains(0x0A) else { return nil }
+        let words = line.dropFirst(dash.count).split(separator: 0x20, omittingEmptySubsequences: false)
         guard words.count == 2, !words[0].isEmpty,
-              let decoded = Data(base64Encoded: String(words[1])), decoded.count == 68 else { return nil }
-        self.init(body: body, name: String(words[0]), keyID: Array(decoded.prefix(4)), signature: Array(decoded.dropFirst(4)))
+              let decoded = Data(base64Encoded: String(decoding: words[1], as: UTF8.self)), decoded.count == 68 else { return nil }
+        self.init(body: body, name: String(decoding: words[0], as: UTF8.self), keyID: Array(decoded.prefix(4)),
+                  signature: Array(decoded.dropFirst(4)))
     }
 
     init(body: String, name: String, keyID: [UInt8], signature: [UInt8]) {

@@ -55,6 +55,18 @@ import Testing
         #expect(SignedNote(text: other.note.text) == other.note)
     }
 
+    /// Origins the configuration takes whose first or last character joins the space beside
+    /// it into one Swift character: the note is read back by its bytes.
+    @Test(arguments: ["\u{301}ledger", "ledger\u{600}", "\u{200D}ledger", "shop.example/\u{1F1E9}\u{1F1EA}", "ledger\u{1F1E9}"])
+    func aNoteWhoseOriginJoinsTheSpaceBesideItParsesAndVerifies(origin: String) throws {
+        let key = Ed25519SigningKey.generate()
+        let body = CheckpointBody(origin: origin, position: 7, hash: Array(repeating: 3, count: 32), signedAt: Timestamp(seconds: 1_700_000_000))
+        let signed = Checkpoint.sign(body, key: key)
+        let read = try #require(Checkpoint(text: signed.note.text), "\(Array(signed.note.text.utf8))")
+        #expect(read.note.name == origin && read.body == body)
+        #expect(read.note.verifies(name: origin, publicKey: key.publicKey))
+    }
+
     @Test func aGeneratedKeyRoundTripsThroughPKCS8AndSignsWhatItsPublicKeyVerifies() throws {
         let key = Ed25519SigningKey.generate()
         let again = try Ed25519SigningKey.fromPEM(key.pkcs8PEM)
