@@ -32,6 +32,10 @@ public enum ServiceError: Error {
             if case .invalidEvent = e { return .internalError(e.description) }   // stored data, not the caller's input
             return e.isUnauthenticated ? .unauthenticated(e.message) : .invalidInput(e)
         case let e as JSONError: return .invalidInput(.invalidJSON(e))
+        case let e as PostgresError where e.sqlState == "55P03":
+            // lock_not_available: a lock wait ran out (an export waits 10 s for the append
+            // lock a rebuild's swap holds). Nothing was done; the same request later will do.
+            return .unavailable("the ledger is busy (a lock it needs is held, as by a rebuild's swap); retry shortly")
         case let e as PostgresError:
             return e.isUnavailable ? .unavailable("the database cannot be reached right now; retry shortly") : .internalError(e.description)
         default: return .internalError(String(describing: error))

@@ -342,6 +342,34 @@ final class ExportTests {
         _ = running
     }
 
+    @Test("an export that waited its 10 s for the append lock (a rebuild's swap holding it) is a 503 problem (retry), not a 500")
+    func lockWaitIs503() throws {
+        #expect(try ledger.register("LW-1").status == 201)
+        let holder = try ledger.connect()
+        defer { holder.close() }
+        try holder.query("BEGIN")
+        try holder.query("SELECT pg_advisory_xact_lock($1)", [.int(AppendLock.key)])
+        let started = Date()
+        // The export route's answer, called directly: the fixture's request timeout is shorter than the wait.
+        let exports = ExportResponses(connectionString: ledger.databaseURL, maxRunning: 1)
+        var failure: Error?
+        do {
+            let response = try exports.response(.events, query: ["from": "2000-01-01", "to": "2001-01-01"])
+            if case .stream(let next) = response.body { while try next() != nil {} }
+        } catch {
+            failure = error
+        }
+        try holder.query("ROLLBACK")
+        #expect(Date().timeIntervalSince(started) >= Double(ExportSession.lockWaitSeconds) - 0.5)
+        let answer = ServiceError.from(try #require(failure, "the export waited and went on"))
+        #expect(answer.isUnavailable, "\(answer)")
+        let problem = answer.response
+        #expect(problem.status == 503 && problem.headers.contains { $0.0 == "Retry-After" }, "\(problem.status) \(problem.headers)")
+        #expect(String(describing: answer).contains("a lock it needs is held"), "\(answer)")
+        #expect(try ledger.client.get("/v1/exports/events?from=2000-01-01&to=2001-01-01", token: ledger.auditor).status == 200,
+                "once the lock is free the same request is answered")
+    }
+
     @Test("an export over HTTP without from or to, with a time without its offset or finer than microseconds, with to before from, an unknown format or parameter is 400 with a problem")
     func badHTTPParameters() throws {
         for query in ["", "?from=2026-11-01", "?to=2026-12-01", "?from=2026-12-01&to=2026-11-01", "?from=soon&to=2026-12-01",
