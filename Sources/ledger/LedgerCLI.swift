@@ -28,7 +28,8 @@ public struct LedgerCLI {
           token create --role R --name N [--ttl 30d]   print a new token on its last line
           token list | token revoke NAME          manage tokens
           replay --order NO [--as-of TIME] [--json]    an order's history, event by event
-          verify [--checkpoints PATH... [--public-key FILE]]   check the hash chain, the read models and signed checkpoints
+          verify [--retired-keys ID,...] [--checkpoints PATH... [--public-key FILE]]
+                                                  check the hash chain, signatures, the read models and signed checkpoints
           rebuild                                 rebuild the read models from the events
           export orders|events --from T --to T [--format csv|jsonl] [--out FILE]   accounting exports
           poll --once                             one pass of the web3 poller over the orders that are due

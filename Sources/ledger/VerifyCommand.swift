@@ -1,4 +1,5 @@
 import Foundation
+import LedgerCore
 import LedgerService
 
 /// `ledger verify`: parse, verify, print. Every check runs and is reported; exit 1
@@ -7,10 +8,10 @@ struct VerifyCommand {
     let cli: LedgerCLI
 
     func run(_ words: [String]) throws -> Int32 {
-        let args = try Arguments(words, valued: VerifyCheckpoints.valued)
+        let args = try Arguments(words, valued: VerifyCheckpoints.valued.union(["retired-keys"]))
         if args.has("help") {
             cli.output("""
-                usage: ledger verify [--checkpoints PATH... [--public-key FILE]]
+                usage: ledger verify [--retired-keys ID,...] [--checkpoints PATH... [--public-key FILE]]
                   Checks every event's hash-chain link, re-runs the reducer over all events and compares
                   the result with ledger.orders (every column and both documents) and ledger.enrollments.
                   Every webhook event is checked again from its stored raw bytes and signature headers with the
@@ -20,10 +21,14 @@ struct VerifyCommand {
                   (order or enrollment and every field), then a count per field with a few examples each
                   (after a reducer change, what a rebuild would change), and ends with a summary. Exits 1
                   when anything fails.
+                  --retired-keys ID,... fingerprints (8 hex digits, as verify names them) of webhook keys rotated out:
+                                the events whose metadata names one are counted as not checked. An event naming a
+                                fingerprint neither configured nor listed here fails, since metadata can be rewritten.
                 """ + "\n" + VerifyCheckpoints.usage)
             return 0
         }
         try args.allowOnly(flags: ["help"])
+        let retired = try Self.retiredKeyIds(args.value("retired-keys"))
         let configuration = try cli.configuration()
         // The notes' key and files are read before the scan: a wrong path is told at once.
         let checkpoints = try VerifyCheckpoints.paths(args).map {
@@ -34,7 +39,7 @@ struct VerifyCommand {
         let showProgress = isatty(STDERR_FILENO) == 1
         let connection = try cli.connect(configuration)
         defer { connection.close() }
-        let report = try Verification().run(on: connection, signatures: SignatureRecheck(configuration.service),
+        let report = try Verification().run(on: connection, signatures: SignatureRecheck(configuration.service, retiredKeyIds: retired),
                                              progress: { events in
             if showProgress { FileHandle.standardError.write(Data("\rledger verify: \(events) events checked".utf8)) }
         }) { cli.output("difference: " + $0.text) }
@@ -51,10 +56,10 @@ struct VerifyCommand {
             failures.append(broken)
         }
         if let signatures = report.signatures {
-            signatures.failures.forEach { cli.output("signature: " + $0.text) }
+            signatures.failureLines.forEach { cli.output("signature: " + $0) }
             signatures.lines.forEach(cli.output)
-            if let first = signatures.failures.first {
-                failures.append(MaintenanceError.signaturesDoNotMatch(count: signatures.mismatched, first: first.text).description)
+            if let first = signatures.failureLines.first {
+                failures.append(MaintenanceError.signaturesDoNotMatch(count: signatures.mismatched, first: first).description)
             }
         }
         var notes = 0
@@ -75,5 +80,15 @@ struct VerifyCommand {
         guard let first = failures.first else { return 0 }
         let more = failures.count > 1 ? " (and \(failures.count - 1) more failure(s) above)" : ""
         throw CLIError.failed(first + more, exitCode: 1)
+    }
+
+    /// `--retired-keys ID,...`: key fingerprints as verify prints them (8 lowercase hex digits).
+    static func retiredKeyIds(_ value: String?) throws -> Set<String> {
+        guard let value else { return [] }
+        let ids = value.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+        for id in ids where id.count != 8 || !id.allSatisfy({ $0.isHexDigit && !$0.isUppercase }) {
+            throw CLIError.usage("--retired-keys takes key fingerprints, 8 lowercase hex digits each, separated by commas: \(JSONSerializer.quoted(id)) is not one")
+        }
+        return Set(ids)
     }
 }

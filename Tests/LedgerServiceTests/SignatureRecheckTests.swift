@@ -119,25 +119,35 @@ struct SignatureRecheckTests {
         return .object(fields)
     }
 
-    @Test("an event signed with a key rotated out (its recorded fingerprint names no configured key) is counted as not checked, not failed; a configured key's or an unrecorded one's mismatch still fails")
+    @Test("an event signed with a key rotated out (its recorded fingerprint names no configured key) is counted as not checked when the auditor accepts that fingerprint, and fails when not; a configured key's or an unrecorded one's mismatch fails")
     func rotatedOutKey() {
         let body = Array(#"{"merchantOrderNo":"R-1"}"#.utf8)
         let old = WebhookVerification.keyId(of: "old-key"), new = WebhookVerification.keyId(of: "new-key")
-        var recheck = SignatureRecheck(web3Keys: ["new-key"], banxaSecrets: [])
+        var recheck = SignatureRecheck(web3Keys: ["new-key"], banxaSecrets: [], retiredKeyIds: [old])
         recheck.check(position: 1, source: "webhook", metadata: Self.web3Metadata(signer: "old-key", keyId: old, body: body), raw: body)
         recheck.check(position: 2, source: "webhook", metadata: Self.web3Metadata(signer: "new-key", keyId: new, body: body), raw: body)
         // Bytes rewritten under a configured key's fingerprint, or with none recorded: failures.
         recheck.check(position: 3, source: "webhook", metadata: Self.web3Metadata(signer: "new-key", keyId: new, body: body), raw: body + [0x20])
         recheck.check(position: 4, source: "webhook", metadata: Self.web3Metadata(signer: "old-key", keyId: nil, body: body), raw: body)
         #expect(recheck.failures.map(\.position) == [3, 4])
-        #expect(recheck.lines == ["web3 signatures: 1 match, 2 do not, 1 not checked (signed with a key not configured now: \(old))"])
+        #expect(recheck.lines == ["web3 signatures: 1 match, 2 do not, 1 not checked (signed with a retired key: \(old))"])
+        // Not accepted: a rewriter can write any fingerprint into the metadata, so it fails, named with its count.
+        var strict = SignatureRecheck(web3Keys: ["new-key"], banxaSecrets: [])
+        strict.check(position: 7, source: "webhook", metadata: Self.web3Metadata(signer: "old-key", keyId: old, body: body), raw: body)
+        strict.check(position: 9, source: "webhook", metadata: Self.web3Metadata(signer: "old-key", keyId: old, body: body), raw: body + [0x20])
+        strict.check(position: 11, source: "webhook", metadata: Self.web3Metadata(signer: "forger", keyId: "ffffffff", body: body), raw: body)
+        #expect(strict.failures.isEmpty && strict.mismatched == 3)
+        #expect(strict.unaccepted == [SignatureRecheck.UnacceptedKey(provider: "web3", keyId: old, events: 2, firstPosition: 7),
+                                      SignatureRecheck.UnacceptedKey(provider: "web3", keyId: "ffffffff", events: 1, firstPosition: 11)])
+        #expect(strict.failureLines.first?.hasSuffix("accept it with --retired-keys \(old)") == true, "\(strict.failureLines)")
+        #expect(strict.lines == ["web3 signatures: 0 match, 3 name a key neither configured nor accepted as retired"])
         // The old key configured again for one run: it is checked, and matches.
         var both = SignatureRecheck(web3Keys: ["new-key", "old-key"], banxaSecrets: [])
         both.check(position: 1, source: "webhook", metadata: Self.web3Metadata(signer: "old-key", keyId: old, body: body), raw: body)
         #expect(both.failures.isEmpty && both.lines == ["web3 signatures: 1 match"])
         // Many keys rotated out: five fingerprints named, then "and others".
-        var many = SignatureRecheck(web3Keys: ["new-key"], banxaSecrets: [])
         let signers = (1...7).map { "retired-\($0)" }
+        var many = SignatureRecheck(web3Keys: ["new-key"], banxaSecrets: [], retiredKeyIds: Set(signers.map(WebhookVerification.keyId(of:))))
         for (i, signer) in signers.enumerated() {
             many.check(position: Int64(i + 1), source: "webhook",
                        metadata: Self.web3Metadata(signer: signer, keyId: WebhookVerification.keyId(of: signer), body: body), raw: body)
@@ -147,7 +157,7 @@ struct SignatureRecheckTests {
         #expect(many.lines.first?.hasSuffix(" and others)") == true, "\(many.lines)")
     }
 
-    @Test("verify run with the webhook keys rotated to a new one passes, counting the old key's events as not checked and naming its fingerprint")
+    @Test("verify run with the webhook keys rotated to a new one fails naming the old key's fingerprint, and passes once --retired-keys accepts it, counting its events as not checked")
     func rotatedKeysThroughVerify() throws {
         let f = try Self.ledgerWithSignedEvents()
         defer { f.stop() }
@@ -157,9 +167,17 @@ struct SignatureRecheckTests {
         defer { c.close() }
         let recorded = try c.query("SELECT metadata->>'keyId' AS k FROM ledger.events WHERE metadata->'signedWith' ? 'X-Pay-Signature'").string(0, "k")
         #expect(LedgerFixture.web3Keys.map(WebhookVerification.keyId(of:)).contains(recorded), "the service records the verifying key's fingerprint")
+        let strict = CLIRun()
+        #expect(strict(["verify"], env: env) == 1)
+        #expect(strict.errorLines.count == 1 && strict.errorLines[0].contains("--retired-keys \(recorded)"), "\(strict.errorLines)")
         let run = CLIRun()
-        #expect(run(["verify"], env: env) == 0, "\(run.errorLines)")
-        #expect(run.output.contains("web3 signatures: 0 match, 1 not checked (signed with a key not configured now: \(recorded))"), "\(run.output)")
+        #expect(run(["verify", "--retired-keys", recorded], env: env) == 0, "\(run.errorLines)")
+        #expect(run.output.contains("web3 signatures: 0 match, 1 not checked (signed with a retired key: \(recorded))"), "\(run.output)")
+        for bad in ["ABCDEF12", "abc", "abcdef12,", "zzzzzzzz"] {
+            let refused = CLIRun()
+            #expect(refused(["verify", "--retired-keys", bad], env: env) == 64, "\(bad)")
+            #expect(refused.errorLines.count == 1 && refused.errorLines[0].contains("8 lowercase hex digits"), "\(refused.errorLines)")
+        }
         #expect(run.output.contains("banxa signatures: 1 match"), "\(run.output)")
     }
 

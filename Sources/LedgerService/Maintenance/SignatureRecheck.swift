@@ -7,10 +7,15 @@ import LedgerPostgres
 /// `LEDGER_BANXA_API_SECRETS`). A rewrite of the raw bytes that recomputed the hash
 /// chain still fails here, unless the rewriter also holds the provider's key. An event
 /// signed with a key no longer configured (its recorded fingerprint names none of them)
-/// cannot be checked: it is counted, with that fingerprint, not failed.
+/// cannot be checked: when the auditor accepts that fingerprint as a retired key's
+/// (`ledger verify --retired-keys`) it is counted, with the fingerprint, not failed;
+/// otherwise it fails, counted by fingerprint, since the fingerprint is only what the
+/// metadata says, and a rewriter can write any.
 package struct SignatureRecheck: Sendable {
     package let web3Keys: [String]
     package let banxaSecrets: [String]
+    /// Fingerprints of keys rotated out that the auditor accepts as such (`--retired-keys`).
+    package let retiredKeyIds: Set<String>
     private let web3: StoredSignature.Keys
     private let banxa: StoredSignature.Keys
 
@@ -27,7 +32,28 @@ package struct SignatureRecheck: Sendable {
         /// Those keys' fingerprints (at most `retiredKeysShown`), and whether there were more.
         package var retiredKeyIds: Set<String> = []
         package var moreRetiredKeys = false
+        /// Signed events no configured key matches whose recorded fingerprint is neither
+        /// configured nor accepted as retired: failures (`unaccepted` names them).
+        package var unacceptedKey = 0
     }
+
+    /// A fingerprint neither configured nor accepted as retired, and the events that name it.
+    package struct UnacceptedKey: Sendable, Equatable {
+        package var provider: String
+        package var keyId: String
+        package var events: Int
+        package var firstPosition: Int64
+
+        package var text: String {
+            "\(events) \(provider) webhook event(s) (the first at position \(firstPosition)) name key fingerprint \(keyId), which is "
+                + "neither configured nor accepted as a retired key's: configure the key to check them, or accept it with --retired-keys \(keyId)"
+        }
+    }
+
+    /// How many distinct unaccepted fingerprints are kept to be named; the rest are counted.
+    static let unacceptedKeysKept = 20
+    package private(set) var unaccepted: [UnacceptedKey] = []
+    package private(set) var moreUnaccepted = 0
 
     /// How many fingerprints of keys not configured a line names.
     static let retiredKeysShown = 5
@@ -50,15 +76,16 @@ package struct SignatureRecheck: Sendable {
         package var text: String { "event \(position) (\(provider.map { $0 + " " } ?? "")webhook): \(why)" }
     }
 
-    package init(web3Keys: [String], banxaSecrets: [String]) {
+    package init(web3Keys: [String], banxaSecrets: [String], retiredKeyIds: Set<String> = []) {
         self.web3Keys = web3Keys
         self.banxaSecrets = banxaSecrets
+        self.retiredKeyIds = retiredKeyIds
         web3 = StoredSignature.Keys(web3Keys)
         banxa = StoredSignature.Keys(banxaSecrets)
     }
 
-    package init(_ configuration: ServiceConfiguration) {
-        self.init(web3Keys: configuration.web3APIKeys, banxaSecrets: configuration.banxaAPISecrets)
+    package init(_ configuration: ServiceConfiguration, retiredKeyIds: Set<String> = []) {
+        self.init(web3Keys: configuration.web3APIKeys, banxaSecrets: configuration.banxaAPISecrets, retiredKeyIds: retiredKeyIds)
     }
 
     /// Checks the stored event at `position`, its metadata column parsed (`metadata`) and
@@ -87,7 +114,14 @@ package struct SignatureRecheck: Sendable {
         var tally = tallies[provider] ?? Tally()
         // No configured key matches, and the key that verified the delivery (its fingerprint
         // recorded then) is not configured now: rotated out, so nothing here can check it.
+        // Only a fingerprint the auditor accepts as a retired key's passes so.
         if verdict == .mismatch, let keyId = metadata["keyId"]?.stringValue, !keys.holds(keyId: keyId) {
+            guard retiredKeyIds.contains(keyId) else {
+                tally.unacceptedKey += 1
+                tallies[provider] = tally
+                unacceptedKey(provider, keyId, position)
+                return
+            }
             tally.uncheckedRetired += 1
             if tally.retiredKeyIds.count < Self.retiredKeysShown || tally.retiredKeyIds.contains(keyId) {
                 tally.retiredKeyIds.insert(keyId)
@@ -116,8 +150,25 @@ package struct SignatureRecheck: Sendable {
         failures.append(Failure(position: position, provider: provider, why: why))
     }
 
-    /// The events that fail: signatures that do not hold, and webhook events without one.
-    package var mismatched: Int { failures.count }
+    private mutating func unacceptedKey(_ provider: String, _ keyId: String, _ position: Int64) {
+        if let i = unaccepted.firstIndex(where: { $0.provider == provider && $0.keyId == keyId }) {
+            unaccepted[i].events += 1
+        } else if unaccepted.count < Self.unacceptedKeysKept {
+            unaccepted.append(UnacceptedKey(provider: provider, keyId: keyId, events: 1, firstPosition: position))
+        } else {
+            moreUnaccepted += 1
+        }
+    }
+
+    /// The events that fail: signatures that do not hold, webhook events without one, and
+    /// events signed with a key neither configured nor accepted as retired.
+    package var mismatched: Int { failures.count + unaccepted.reduce(moreUnaccepted) { $0 + $1.events } }
+
+    /// Each failure's line: every failing event, then each unaccepted fingerprint.
+    package var failureLines: [String] {
+        failures.map(\.text) + unaccepted.map(\.text)
+            + (moreUnaccepted > 0 ? ["\(moreUnaccepted) more webhook event(s) name other fingerprints neither configured nor accepted"] : [])
+    }
 
     /// One line per provider: how many signatures were rechecked and how they fared.
     package var lines: [String] {
@@ -126,8 +177,9 @@ package struct SignatureRecheck: Sendable {
             var line = "\(provider) signatures: \(t.matched) match"
             if t.mismatched > 0 { line += ", \(t.mismatched) do not" }
             if t.unchecked > 0 { line += ", \(t.unchecked) not checked (no key configured)" }
+            if t.unacceptedKey > 0 { line += ", \(t.unacceptedKey) name a key neither configured nor accepted as retired" }
             if t.uncheckedRetired > 0 {
-                line += ", \(t.uncheckedRetired) not checked (signed with a key not configured now: "
+                line += ", \(t.uncheckedRetired) not checked (signed with a retired key: "
                     + t.retiredKeyIds.sorted().joined(separator: ", ") + (t.moreRetiredKeys ? " and others" : "") + ")"
             }
             return line
