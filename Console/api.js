@@ -30,7 +30,10 @@ function describe(status, title, detail, retryAfter) {
 export async function api(path, { method = 'GET', body } = {}) {
   const headers = { Accept: 'application/json' };
   const t = session.token();
-  if (t) headers.Authorization = 'Bearer ' + t;
+  // Signed out (an earlier call of the same page was refused): nothing is sent, and the
+  // sign-in page keeps the reason the refusal gave.
+  if (!t) throw new ApiError(401, '', 'you are signed out', null);
+  headers.Authorization = 'Bearer ' + t;
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   let response;
   try {

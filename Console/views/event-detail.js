@@ -9,7 +9,7 @@ export function showEvents(panel, events, { conflicts, onAsOf, returnFocus }) {
   if (events.length === 1) return showEvent(panel, events[0], { conflicts, onAsOf, returnFocus });
   const list = h('ol', { class: 'group-list' }, events.map((e) => h('li', {},
     h('button', { type: 'button', class: 'link', onclick: () => showEvent(panel, e, { conflicts, onAsOf, returnFocus, back: () => showEvents(panel, events, { conflicts, onAsOf, returnFocus }) }) },
-      `#${e.position} ${e.type} · ${shortTime(e.observedAt)} · ${STATUSES[e.statusAfter]}${conflicts.has(e.position) ? ' · conflict' : ''}${e.redeliveries ? ` · redelivered ×${e.redeliveries}` : ''}`))));
+      `#${e.position} ${e.type} · ${shortTime(e.observedAt)} · ${STATUSES[e.statusAfter]}${conflicts.has(e.position) ? ' · conflict' : ''}${e.redeliveries ? ` · delivered ×${e.redeliveries + 1}` : ''}`))));
   replace(panel, h('h2', { tabindex: -1, id: 'detail-heading' }, `${events.length} events close together`),
     h('p', { class: 'help' }, 'Choose one to see its detail, or zoom the picture in to separate them.'), list, closeButton(panel, returnFocus));
   panel.hidden = false;

@@ -118,14 +118,21 @@ function grouped(items, y, conflicts, onOpen) {
   const events = items.map((i) => i.e);
   const cx = (items[0].x + items[items.length - 1].x) / 2;
   const conflict = events.some((e) => conflicts.has(e.position));
-  const redelivered = events.some((e) => e.redeliveries);
+  const redeliveries = events.reduce((sum, e) => sum + (e.redeliveries || 0), 0);
+  const redelivered = redeliveries > 0;
   const label = `${events.length} ${events[0].source} events observed from ${shortTime(events[0].observedAt)} to ${shortTime(events[events.length - 1].observedAt)}`
-    + (conflict ? ', including a conflict' : '') + (redelivered ? ', including redeliveries' : '') + '. Enter lists them.';
+    + (conflict ? ', including a conflict' : '') + (redelivered ? `, redelivered ${redeliveries} times in all` : '') + '. Enter lists them.';
   const g = s('g', {
-    class: `mark group source-${events[0].source}${conflict ? ' conflict' : ''}`, tabindex: 0, role: 'button',
-    'aria-label': label, 'data-count': events.length,
+    class: `mark group source-${events[0].source}${conflict ? ' conflict' : ''}${redelivered ? ' redelivered' : ''}`, tabindex: 0,
+    role: 'button', 'aria-label': label, 'data-count': events.length,
   }, s('title', {}, label));
-  if (conflict) g.append(s('circle', { cx, cy: y, r: 14, class: 'conflict-ring' }));
+  if (conflict) g.append(s('circle', { cx, cy: y, r: 16, class: 'conflict-ring' }));
+  // A redelivery inside the group is marked as on a single event: the dashed ring, and
+  // how many deliveries the group's events came in all (each event once, plus its redeliveries).
+  if (redelivered) {
+    g.append(s('circle', { cx, cy: y, r: 13, class: 'redelivery-ring' }),
+      s('text', { x: cx + 14, y: y - 10, class: 'redelivery-count' }, `×${events.length + redeliveries}`));
+  }
   g.append(s('circle', { cx, cy: y, r: 11, class: 'dot' }),
     s('text', { x: cx, y: y + 4, class: 'group-count', 'text-anchor': 'middle' }, String(events.length)));
   return activate(g, events, onOpen);

@@ -108,6 +108,17 @@ def seed():
     register("ETH-1")
     must(web3({"merchantOrderNo": "ETH-1", "orderNo": "GW-ETH-1", "status": 3, "amount": "0.01", "tokenSymbol": "ETH"}, now - 10), 200)
 
+    # GRP-1: a week between its first observation and two webhooks a second apart, so the
+    # two share one mark; the paid one is redelivered.
+    register("GRP-1")
+    must(call("POST", "/v1/orders/GRP-1/observations",
+              {"provider": "web3", "response": {"code": 0, "data": {"merchantOrderNo": "GRP-1", "status": 1}},
+               "observedAt": rfc3339(datetime.now(timezone.utc) - timedelta(days=7))}, TOKENS["ingest"]), 201)
+    must(web3({"merchantOrderNo": "GRP-1", "orderNo": "GW-GRP-1", "status": 2, "amount": "40"}, now - 21), 200)
+    grouped_paid = {"merchantOrderNo": "GRP-1", "orderNo": "GW-GRP-1", "status": 3, "amount": "40"}
+    must(web3(grouped_paid, now - 20), 200)
+    assert must(web3(grouped_paid, now - 5), 200)["duplicate"] is True
+
     # COR-1: awaiting payment, for the auditor's correction.
     register("COR-1")
 
@@ -349,6 +360,22 @@ def out_of_order(browser):
     c.close()
 
 
+@check("a redelivery inside a grouped mark is marked on the group (dashed ring, deliveries counted) and in its list")
+def grouped_redelivery(browser):
+    c = Console(browser)
+    c.sign_in(TOKENS["support"])
+    c.open_order("GRP-1")
+    group = c.page.locator("#timeline .mark.group.redelivered")
+    expect(group).to_have_count(1)
+    assert group.get_attribute("data-count") == "2", group.get_attribute("data-count")
+    expect(group.locator(".redelivery-ring")).to_have_count(1)
+    expect(group.locator(".redelivery-count")).to_have_text("×3")
+    assert "redelivered 1 times in all" in group.get_attribute("aria-label")
+    open_mark(group)
+    expect(c.page.locator("#event-detail .group-list")).to_contain_text("delivered ×2")
+    c.close()
+
+
 @check("support sees masked e-mails, marked; auditors see them unmasked")
 def masking(browser):
     c = Console(browser)
@@ -554,6 +581,16 @@ def expired_and_revoked(browser):
         assert time.time() < deadline, "a revoked token still reads orders after 15 s"
         c.page.wait_for_timeout(1000)
     expect(c.page.locator("#signin-message")).to_contain_text("expired or been revoked")
+    c.close()
+    # The ledger page asks twice (the head, then the checkpoints): the first refusal's reason
+    # stays, and nothing more is sent without a token.
+    short_auditor = new_token("auditor", "console-short-auditor", ttl="3s")
+    c = Console(browser)
+    c.sign_in(short_auditor)
+    c.page.wait_for_timeout(3500)
+    c.page.goto(BASE + "/console/ledger")
+    expect(c.page.locator("#signin-message")).to_contain_text("unknown, expired or revoked")
+    expect(c.page.locator("#signin-message")).not_to_contain_text("send a bearer token")
     c.close()
 
 
