@@ -212,13 +212,13 @@ struct APIHandler: Sendable {
         case .quarantineDelivery:
             return json(200, try quarantine.delivery(try QuarantineQueries.id(parameters["id"] ?? "")), masked: false)
         case .exportOrders:
-            return try exports.response(.orders, query: request.query)
+            return try exports.response(.orders, query: ExportResponses.query(of: request))
         case .exportEvents:
-            return try exports.response(.events, query: request.query)
+            return try exports.response(.events, query: ExportResponses.query(of: request))
         case .exportOrdersManifest:
-            return try exports.manifest(.orders, query: request.query)
+            return try exports.manifest(.orders, query: ExportResponses.query(of: request))
         case .exportEventsManifest:
-            return try exports.manifest(.events, query: request.query)
+            return try exports.manifest(.events, query: ExportResponses.query(of: request))
         case .healthz:
             return .json(200, Array(#"{"status":"ok"}"#.utf8))
         case .readyz:

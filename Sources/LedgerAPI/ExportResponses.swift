@@ -74,6 +74,16 @@ final class ExportResponses: Sendable {
                               newestNote: signer?.newestNote), slot)
     }
 
+    /// The request's parameters, each given once: `from=...&from=...` names two periods, and
+    /// an accountant must not get whichever one the server happened to read.
+    static func query(of request: HTTPRequest) throws -> [String: String] {
+        var seen = Set<String>()
+        for item in request.queryItems where !seen.insert(item.name).inserted {
+            throw ServiceError.badRequest("\(item.name) is given more than once; an export takes each of from, to and format once")
+        }
+        return request.query
+    }
+
     private static func time(_ query: [String: String], _ name: String) throws -> Timestamp {
         guard let text = query[name], !text.isEmpty else {
             throw ServiceError.badRequest("\(name) is required: \(TimeBound.forms)")

@@ -49,14 +49,15 @@ public enum BankPayCallbacks {
             try expectType(type, name)
         case error:
             // Two shapes: providers.md's top-level {error, message, errors}, and the
-            // seed's {type: "enrollmentError", data: {error, message}}.
+            // seed's {type: "enrollmentError", data: {error, message}}. A top-level code is
+            // read first, whatever the type says (as the enrollment's fold reads it).
             var source = f
-            if type == "enrollmentError" {
+            if type == "enrollmentError", !f.has("error") {
                 guard let data = f.value("data"), case .object = data else {
-                    throw .callbackPayloadMismatch("an enrollmentError dictionary needs \"data\" with an \"error\" code")
+                    throw .callbackPayloadMismatch("an enrollmentError dictionary needs an \"error\" code, at its top or in \"data\"")
                 }
                 source = try FieldReader(data, what: "data")
-            } else if let type, type != error {
+            } else if let type, type != error, type != "enrollmentError" {
                 throw .callbackPayloadMismatch("the dictionary's type \(CoreError.quote(type)) is not an error")
             }
             guard try source.optionalString("error", maxLength: 256) != nil else {

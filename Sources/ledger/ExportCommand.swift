@@ -33,29 +33,51 @@ struct ExportCommand {
         }
         let formatText = args.value("format") ?? "csv"
         guard let format = ExportFormat(rawValue: formatText) else { throw CLIError.usage("--format must be csv or jsonl, not \(formatText)") }
+        if let out = args.value("out") { try Self.checkOut(out) }
         let configuration = try cli.configuration()
         // With a key, the manifest carries a checkpoint and its own signature (audit.md, *Signed exports*).
         let signer = try CheckpointSigner.configured(configuration.service.checkpoints)
         let session = ExportSession(kind: kind, from: from, to: to, format: format, connection: try cli.connect(configuration),
                                     newestNote: signer?.newestNote)
         let showProgress = isatty(STDERR_FILENO) == 1
+        let line = ProgressLine()
         let progress: (Int64) -> Void = { rows in
-            if showProgress { FileHandle.standardError.write(Data("\rledger export: \(rows) rows".utf8)) }
+            if showProgress { line.show("\rledger export: \(rows) rows") }
         }
+        // A failure's message goes on a line of its own, not after the progress line's count.
+        do {
+            return try export(args: args, session: session, signer: signer, line: line, progress: progress)
+        } catch {
+            line.end()
+            throw error
+        }
+    }
+
+    private func export(args: Arguments, session: ExportSession, signer: CheckpointSigner?, line: ProgressLine,
+                        progress: @escaping (Int64) -> Void) throws -> Int32 {
         guard let out = args.value("out") else {
             var manifest = try session.run(write: { FileHandle.standardOutput.write(Data($0)) }, progress: progress)
             if let signer { manifest = signer.signed(manifest) }
-            if showProgress { FileHandle.standardError.write(Data("\n".utf8)) }
+            line.end()
             FileHandle.standardError.write(Data((JSONSerializer.string(manifest) + "\n").utf8))
             return 0
         }
         try ExportFiles(path: out).write { file in
             let manifest = try session.run(write: file, progress: progress)
-            if showProgress { FileHandle.standardError.write(Data("\n".utf8)) }
+            line.end()
             return signer.map { $0.signed(manifest) } ?? manifest
         }
         cli.output("wrote \(out) and \(out).manifest.json")
         return 0
+    }
+
+    /// `--out` names a file: not nothing, and not a folder (checked before the export runs,
+    /// not found out at the rename that ends it).
+    static func checkOut(_ out: String) throws {
+        var isDirectory: ObjCBool = false
+        if out.isEmpty || out.hasSuffix("/") || (FileManager.default.fileExists(atPath: out, isDirectory: &isDirectory) && isDirectory.boolValue) {
+            throw CLIError.usage("--out names the file to write, \(out.isEmpty ? "not nothing" : "not the folder \(out)")")
+        }
     }
 
     private static func time(_ args: Arguments, _ name: String) throws -> Timestamp {
@@ -130,5 +152,24 @@ struct ExportFiles {
         guard rename(partial, path) == 0 else {
             throw CLIError.failed("cannot move \(partial) to \(path): errno \(errno)", exitCode: 1)
         }
+    }
+}
+
+/// The progress line on a terminal: written over itself with `\r`, and ended with a line
+/// break when something else is to be printed after it.
+final class ProgressLine: @unchecked Sendable {
+    // @unchecked: `open` is guarded by `lock`.
+    private let lock = NSLock()
+    private var open = false
+
+    func show(_ text: String) {
+        lock.withLock { open = true }
+        FileHandle.standardError.write(Data(text.utf8))
+    }
+
+    /// Ends the line if one was shown and not ended.
+    func end() {
+        let wasOpen = lock.withLock { () -> Bool in defer { open = false }; return open }
+        if wasOpen { FileHandle.standardError.write(Data("\n".utf8)) }
     }
 }

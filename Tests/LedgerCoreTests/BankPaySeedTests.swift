@@ -52,6 +52,11 @@ struct BankPaySeedTests {
             #expect(s.phase == .failed && s.lastError == "declined")
         }
         #expect(throws: CoreError.self) { try enrollment("enrollmentError", #"{"type":"enrollmentError","data":{}}"#, id: Self.id3, at: "2026-11-29T12:00:09Z") }
+        #expect(throws: CoreError.self) { try enrollment("enrollmentError", #"{"type":"enrollmentError"}"#, id: Self.id3, at: "2026-11-29T12:00:09Z") }
+        // The two shapes mixed: the type of the seed's, the code at the top as providers.md has it.
+        let mixed = try enrollment("onError", #"{"type":"enrollmentError","error":"declined","message":"no ACH here"}"#, id: Self.id3, at: "2026-11-29T12:00:09Z")
+        let s = EnrollmentState.reduce(EnrollmentState(enrollmentRef: "ENR-42"), recorded([.enrollment(mixed)])[0])
+        #expect(s.phase == .failed && s.lastError == "declined" && s.lastErrorMessage == "no ACH here")
     }
 
     @Test("transaction flow callbacks are client signals on the order; enrollment-only callbacks are refused there")

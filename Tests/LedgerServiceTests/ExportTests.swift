@@ -166,7 +166,10 @@ final class ExportTests {
         for (arguments, fragment) in [(["export"], "orders or events"), (["export", "refunds", "--from", "2026-11-01", "--to", "2026-12-01"], "orders or events"),
                                       (["export", "events", "--from", "2026-12-01", "--to", "2026-11-01"], "before"),
                                       (["export", "events", "--from", "yesterday", "--to", "2026-11-01"], "--from"),
-                                      (["export", "events", "--from", "2026-11-01", "--to", "2026-12-01", "--format", "xlsx"], "csv or jsonl")] {
+                                      (["export", "events", "--from", "2026-11-01", "--to", "2026-12-01", "--format", "xlsx"], "csv or jsonl"),
+                                      (["export", "events", "--from", "2026-11-01", "--to", "2026-12-01", "--out", ""], "not nothing"),
+                                      (["export", "events", "--from", "2026-11-01", "--to", "2026-12-01", "--out", NSTemporaryDirectory()], "not the folder"),
+                                      (["export", "events", "--from", "2026-11-01", "--to", "2026-12-01", "--out", "/tmp"], "not the folder")] {
             let run = CLIRun()
             #expect(run(arguments, env: env) == 64, "\(arguments)")
             #expect(run.errorLines.count == 1 && run.errorLines[0].contains(fragment), "\(arguments): \(run.errorLines)")
@@ -370,13 +373,14 @@ final class ExportTests {
                 "once the lock is free the same request is answered")
     }
 
-    @Test("an export over HTTP without from or to, with a time without its offset or finer than microseconds, with to before from, an unknown format or parameter is 400 with a problem")
+    @Test("an export (or its manifest) over HTTP without from or to, with a time without its offset or finer than microseconds, with to before from, an unknown format or parameter, or a parameter given twice is 400 with a problem")
     func badHTTPParameters() throws {
         for query in ["", "?from=2026-11-01", "?to=2026-12-01", "?from=2026-12-01&to=2026-11-01", "?from=soon&to=2026-12-01",
                       "?from=2026-11-01T00:00:00&to=2026-12-01", "?from=2026-11-01%2000:00:00Z&to=2026-12-01",
                       "?from=2026-11-01T00:00:00.1234567Z&to=2026-12-01",
-                      "?from=2026-11-01&to=2026-12-01&format=xlsx", "?from=2026-11-01&to=2026-12-01&limit=5"] {
-            for kind in ["orders", "events"] {
+                      "?from=2026-11-01&to=2026-12-01&format=xlsx", "?from=2026-11-01&to=2026-12-01&limit=5",
+                      "?from=2026-11-01&to=2026-12-01&from=2026-10-01", "?from=2026-11-01&to=2026-12-01&format=csv&format=jsonl"] {
+            for kind in ["orders", "events", "orders/manifest", "events/manifest"] {
                 let reply = try ledger.client.get("/v1/exports/\(kind)\(query)", token: ledger.accountant)
                 #expect(reply.status == 400 && reply.isProblem, "\(kind)\(query) → \(reply)")
             }
