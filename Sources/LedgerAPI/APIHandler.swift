@@ -19,7 +19,7 @@ struct APIHandler: Sendable {
     let ingestion: Ingestion
     let queries: OrderQueries
     /// The signed notes, read through the same pool as the other inline reads.
-    var checkpoints: CheckpointQueries { CheckpointQueries(pool: queries.pool) }
+    var checkpoints: CheckpointQueries { CheckpointQueries(pool: queries.pool, publicKey: exports.signer?.key.publicKey) }
     /// The rejected deliveries, read through the same pool.
     var quarantine: QuarantineQueries { QuarantineQueries(pool: queries.pool) }
     /// Where GET /v1/orders/{no} (without asOf) reads its document.
@@ -202,7 +202,7 @@ struct APIHandler: Sendable {
             let no = try orderNo()
             return write(try ingestion.correct(no, request.delivery, principal: principal!, now: now), order: no, masked: masked)
         case .ledgerHead:
-            return json(200, try queries.head(), masked: false)
+            return json(200, try queries.head(checkpoints: checkpoints), masked: false)
         case .ledgerCheckpoints:
             let page = try CheckpointQueries.page(after: request.query["after"], limit: request.query["limit"])
             return json(200, try checkpoints.list(after: page.after, limit: page.limit), masked: false)

@@ -36,6 +36,44 @@ struct CheckpointServeTests {
         #expect(try f.client.get("/v1/ledger/checkpoints", token: f.support).status == 403)
     }
 
+    @Test("notes are served as they were signed: with the key, a row another key wrote is not served as a signed note, and a row's altered columns are not what is served")
+    func servedNotesAreTheSigned() throws {
+        let db = try TestDatabase.create("checkpoint_served")
+        defer { LedgerFixture.drop(db) }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-served-\(UUID().uuidString)").path
+        _ = try CheckpointKeyFile.generate(into: folder)
+        let keyEnv = ["LEDGER_CHECKPOINT_KEY": folder + "/checkpoint.key"]
+        try TestWrites(pool: db.pool(size: 1)).registerAndPay("SV-1")   // positions 1, 2
+        let token = try TokenIssuer().create(role: .auditor, name: "audit", expiresAt: nil, on: db.connect())
+        let run = CLIRun()
+        #expect(run(["checkpoint"], env: keyEnv.merging(["DATABASE_URL": db.url]) { $1 }) == 0, "\(run.errorLines)")
+        let c = try db.connect()
+        defer { c.close() }
+        // A row written by someone with the database's keys: another key's note, far ahead.
+        let foreign = CheckpointSigner(key: .generate(), origin: "ledger", directory: nil)
+        try CheckpointStore().insert(foreign.sign(position: 1_000, hash: Array(repeating: 7, count: 32)), on: c)
+        // The genuine row's columns altered; its note still says what was signed.
+        try c.query("ALTER TABLE ledger.signed_checkpoints DISABLE TRIGGER USER")
+        try c.query("UPDATE ledger.signed_checkpoints SET hash = decode(repeat('00', 32), 'hex') WHERE position = 2")
+        try c.query("ALTER TABLE ledger.signed_checkpoints ENABLE TRIGGER USER")
+
+        let serve = try ServeProcess(databaseURL: db.url, environment: keyEnv)
+        #expect(serve.waitUntilServing(within: 30), "\(serve.logText)")
+        let client = HTTPClient(port: serve.port)
+        let head = try #require(try client.get("/v1/ledger/head", token: token).json)
+        #expect(head["checkpoint"]?["position"] == .integer(2), "the forged note at 1,000 is passed over: \(head)")
+        #expect(head["checkpoint"]?["hash"] == head["hash"], "the hash the note signed, not the altered column: \(head)")
+        let list = try #require(try client.get("/v1/ledger/checkpoints", token: token).json)
+        #expect(list["checkpoints"]?.arrayValue?.compactMap { $0["position"]?.int64Value } == [2], "\(list)")
+        #expect(serve.signal(SIGTERM) == 0)
+
+        // Without the key the service cannot tell whose note a row holds: both are served, each as its note says.
+        let queries = CheckpointQueries(pool: db.pool(size: 1))
+        let unkeyed = try queries.list(after: 0, limit: 10)["checkpoints"]?.arrayValue ?? []
+        #expect(unkeyed.compactMap { $0["position"]?.int64Value } == [2, 1_000])
+        #expect(unkeyed.first?["hash"] == head["hash"])
+    }
+
     @Test("ledger serve signs a note every LEDGER_CHECKPOINT_INTERVAL when the head moved, and one more at SIGTERM")
     func periodicAndFinalNotes() throws {
         let db = try TestDatabase.create("checkpoint_serve")

@@ -99,11 +99,12 @@ package struct OrderQueries: Sendable {
         try pool.withConnection { try OrderList().page(f, masked: masked, on: $0) }
     }
 
-    /// `{position, hash}` of the newest event, and `checkpoint`, the newest signed note, when there is one.
-    package func head() throws -> JSONValue {
+    /// `{position, hash}` of the newest event, and `checkpoint`, the newest signed note
+    /// `checkpoints` serves, when there is one.
+    package func head(checkpoints: CheckpointQueries) throws -> JSONValue {
         let (position, hash, checkpoint) = try pool.withConnection { c in
             let head = try store.head(on: c)
-            return (head.position, head.hash, try CheckpointQueries(pool: pool).newest(on: c))
+            return (head.position, head.hash, try checkpoints.newest(on: c))
         }
         var fields: [(String, JSONValue)] = [("position", .integer(position)), ("hash", .string(Hex.encode(hash)))]
         if let checkpoint { fields.append(("checkpoint", checkpoint)) }
