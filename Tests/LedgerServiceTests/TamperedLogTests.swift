@@ -138,6 +138,39 @@ struct TamperedLogTests {
                 "an order whose events' links all hold (6 follows 5's stored hash) is still answered")
     }
 
+    @Test("an order's newest event deleted, its neighbours other orders' events: replay, asOf and the timeline refuse, naming it from the read model's last position")
+    func newestEventDeletedRefused() throws {
+        let c = try db.connect()
+        defer { c.close() }
+        try TestWrites(pool: db.pool(size: 1)).registerAndPay("TD-1")   // positions 1, 2
+        try TestWrites(pool: db.pool(size: 1)).registerAndPay("TD-2")   // positions 3, 4
+        let event = try QueryObservation.map(provider: "acme", merchantOrderNo: MerchantOrderNo("TD-1"),
+                                             response: .object([("status", .number("2"))]), observedAt: nil, receivedAt: Timestamp.now())
+        let pool = db.pool(size: 1)
+        let committer = GroupCommitter(pool: pool, projector: OrderProjection())
+        _ = try committer.append([EventMapping.newEvent(event, raw: nil, receipt: Receipt(requestID: "test", verifiedBy: "token:test"))])
+        committer.shutdown()                                             // position 5: TD-1's newest, projected
+        pool.close()
+        try TestWrites(pool: db.pool(size: 1)).registerAndPay("TD-3")   // positions 6, 7
+        #expect(try c.query("SELECT last_position FROM ledger.orders WHERE merchant_order_no = 'TD-1'").int64(0, "last_position") == 5)
+        try c.query("SET session_replication_role = replica")
+        try c.query("DELETE FROM ledger.events WHERE position = 5")
+        try c.query("SET session_replication_role = origin")
+        // TD-1's remaining events (1, 2) and their links hold, and no version is skipped.
+        let remaining = try EventStore().read(stream: "order-TD-1", on: c)
+        #expect(try ChainLinks().check(remaining, on: c) == .intact(events: 3, head: 7))
+        let replay = CLIRun()
+        #expect(replay(["replay", "--order", "TD-1"], env: env) == 1)
+        #expect(replay.errorLines.count == 1 && replay.errorLines[0].contains("event 5 is missing")
+                && replay.errorLines[0].contains("the read model names event 5 as order TD-1's last"), "\(replay.errorLines)")
+        let queries = OrderQueries(pool: db.pool(size: 1))
+        #expect(throws: ChainBreak.self) { try queries.order(try MerchantOrderNo("TD-1"), asOf: Timestamp.now()) }
+        #expect(throws: ChainBreak.self) { try queries.timeline(try MerchantOrderNo("TD-1"), includeRaw: false) }
+        // A read model edited by hand to name another order's event is no break in the chain.
+        try c.query("UPDATE ledger.orders SET last_position = 4 WHERE merchant_order_no = 'TD-1'")
+        #expect(try queries.timeline(try MerchantOrderNo("TD-1"), includeRaw: false)["events"]?.arrayValue?.count == 2)
+    }
+
     @Test("an events export and a replay over a run of deleted events name the run from its first position, as verify does")
     func exportNamesFirstOfMissingRun() throws {
         for n in 0..<4 { try TestWrites(pool: db.pool(size: 1)).registerAndPay("TR-\(n)") }   // positions 1-8

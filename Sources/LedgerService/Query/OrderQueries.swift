@@ -34,6 +34,7 @@ package struct OrderQueries: Sendable {
                 // Every event's links, those after `asOf` too: an event whose recorded time
                 // was moved past it must not leave the view without its break being seen.
                 try ChainLinks().require(stream, on: c)
+                try OrderTailCheck().require(no, stream: stream, on: c)
                 let events = stream.filter { $0.recordedAt <= asOf }
                 return events
             }
@@ -53,6 +54,7 @@ package struct OrderQueries: Sendable {
             let events = try store.read(stream: no.stream, on: c)
             try ChainLinks().requireWholeStream(events)
             try ChainLinks().require(events, on: c)
+            try OrderTailCheck().require(no, stream: events, on: c)
             return events
         }
         return try stored.map { ($0, try EventMapping.recorded($0)) }

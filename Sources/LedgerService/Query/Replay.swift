@@ -22,6 +22,7 @@ package struct Replay: Sendable {
             try ChainLinks().requireWholeStream(stream)
             // Every event's links, those after `asOf` too (one moved past it is still checked).
             try ChainLinks().require(stream, on: c)
+            try OrderTailCheck().require(no, stream: stream, on: c)
             let events = stream.filter { asOf == nil || $0.recordedAt <= asOf! }
             return events
         }
