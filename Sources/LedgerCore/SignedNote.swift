@@ -1,14 +1,25 @@
 import Foundation
 
-/// A C2SP signed note (c2sp.org/signed-note) with one Ed25519 signature (type 0x01):
-/// the body, an empty line, and `— <name> <base64(key id || signature)>`. The signature
-/// covers the body's bytes, its last LF included (shared/spec/audit.md, *The note*).
+/// A C2SP signed note (c2sp.org/signed-note): the body, an empty line, and one or more
+/// signature lines `— <name> <base64(key id || signature)>`. The ledger signs with one
+/// Ed25519 key (type 0x01); a note may come back with more lines (a witness's cosignature),
+/// which a verifier of this key passes over. The signature covers the body's bytes, its
+/// last LF included (shared/spec/audit.md, *The note*).
 public struct SignedNote: Sendable, Equatable {
     /// The signed text: every line ends in LF.
     public let body: String
-    public let name: String
-    public let keyID: [UInt8]
-    public let signature: [UInt8]
+    /// Every signature line, in the note's order; the ledger's is the first of the notes it signs.
+    public let signatures: [Signature]
+
+    /// One signature line: the signer's name, its 4-byte key id, and what follows the key id.
+    public struct Signature: Sendable, Equatable {
+        public let name: String
+        public let keyID: [UInt8]
+        public let signature: [UInt8]
+    }
+
+    /// The first line's signer: the ledger's origin, on the notes it signs.
+    public var name: String { signatures[0].name }
 
     static let signatureType: UInt8 = 0x01
     static let dash = "\u{2014} "
@@ -16,8 +27,8 @@ public struct SignedNote: Sendable, Equatable {
     /// Signs `body` as `name`; the body must end in LF and hold no empty line.
     public static func sign(body: String, name: String, key: Ed25519SigningKey) -> SignedNote {
         precondition(body.hasSuffix("\n") && !body.contains("\n\n"), "a note's body is whole lines with no empty one")
-        return SignedNote(body: body, name: name, keyID: keyID(name: name, publicKey: key.publicKey),
-                          signature: key.sign(Array(body.utf8)))
+        return SignedNote(body: body, signatures: [Signature(name: name, keyID: keyID(name: name, publicKey: key.publicKey),
+                                                             signature: key.sign(Array(body.utf8)))])
     }
 
     /// The key id of c2sp.org/signed-note: the first 4 bytes of SHA-256(name || LF || 0x01 || public key).
@@ -33,10 +44,10 @@ public struct SignedNote: Sendable, Equatable {
 
     /// The note as it is stored, written to files and served.
     public var text: String {
-        body + "\n" + Self.dash + name + " " + Data(keyID + signature).base64EncodedString() + "\n"
+        body + "\n" + signatures.map { Self.dash + $0.name + " " + Data($0.keyID + $0.signature).base64EncodedString() + "\n" }.joined()
     }
 
-    /// Parses a note's text; nil when it is not one body, an empty line and one signature line.
+    /// Parses a note's text; nil when it is not a body, an empty line and signature lines.
     public init?(text: String) {
         let bytes = Array(text.utf8)
         guard bytes.last == 0x0A else { return nil }
@@ -49,30 +60,35 @@ public struct SignedNote: Sendable, Equatable {
         }
         guard let split else { return nil }
         let body = String(decoding: bytes[..<split], as: UTF8.self)
-        // The signature line is read as bytes: Swift's characters would join a name that
-        // begins with a combining mark (or ends with a prepended one) to the space beside it.
-        let line = bytes[(split + 1)..<(bytes.count - 1)]
+        // Each line is read as bytes: Swift's characters would join a name that begins with a
+        // combining mark (or ends with a prepended one) to the space beside it.
         let dash = Array(Self.dash.utf8)
-        guard line.starts(with: dash), !line.contains(0x0A) else { return nil }
-        let words = line.dropFirst(dash.count).split(separator: 0x20, omittingEmptySubsequences: false)
-        guard words.count == 2, !words[0].isEmpty,
-              let decoded = Data(base64Encoded: String(decoding: words[1], as: UTF8.self)), decoded.count == 68 else { return nil }
-        self.init(body: body, name: String(decoding: words[0], as: UTF8.self), keyID: Array(decoded.prefix(4)),
-                  signature: Array(decoded.dropFirst(4)))
+        var signatures: [Signature] = []
+        for line in bytes[(split + 1)..<(bytes.count - 1)].split(separator: 0x0A, omittingEmptySubsequences: false) {
+            guard line.starts(with: dash) else { return nil }
+            let words = line.dropFirst(dash.count).split(separator: 0x20, omittingEmptySubsequences: false)
+            guard words.count == 2, !words[0].isEmpty,
+                  let decoded = Data(base64Encoded: String(decoding: words[1], as: UTF8.self)), decoded.count > 4 else { return nil }
+            signatures.append(Signature(name: String(decoding: words[0], as: UTF8.self), keyID: Array(decoded.prefix(4)),
+                                        signature: Array(decoded.dropFirst(4))))
+        }
+        guard !signatures.isEmpty else { return nil }
+        self.init(body: body, signatures: signatures)
     }
 
-    init(body: String, name: String, keyID: [UInt8], signature: [UInt8]) {
+    init(body: String, signatures: [Signature]) {
         self.body = body
-        self.name = name
-        self.keyID = keyID
-        self.signature = signature
+        self.signatures = signatures
     }
 
-    /// True only when the note names `name`, carries this key's id, and its signature verifies.
+    /// True only when a line names `name` (any name when nil), carries this key's id, and its
+    /// signature verifies; lines of other keys (a witness's) are passed over.
     public func verifies(name expected: String? = nil, publicKey: Ed25519PublicKey) -> Bool {
-        if let expected, expected != name { return false }
-        guard keyID == Self.keyID(name: name, publicKey: publicKey) else { return false }
-        return publicKey.verify(signature: signature, of: Array(body.utf8))
+        signatures.contains { line in
+            (expected == nil || line.name == expected) && line.signature.count == 64
+                && line.keyID == Self.keyID(name: line.name, publicKey: publicKey)
+                && publicKey.verify(signature: line.signature, of: Array(body.utf8))
+        }
     }
 }
 

@@ -67,6 +67,26 @@ import Testing
         #expect(read.note.verifies(name: origin, publicKey: key.publicKey))
     }
 
+    /// c2sp.org/signed-note: a note may carry several signature lines (a witness cosigning
+    /// the checkpoint); a verifier of this key uses its own line and passes over the others.
+    @Test func aNoteAWitnessCosignedStillVerifiesUnderTheLedgersKeyAndReadsBackAsItCame() throws {
+        let key = Ed25519SigningKey.generate()
+        let signed = Checkpoint.sign(Self.body, key: key)
+        let witness = "\u{2014} witness.example/w1 " + Data((0..<76).map { UInt8($0) }).base64EncodedString() + "\n"
+        for text in [signed.note.text + witness,
+                     signed.note.text.replacingOccurrences(of: "\n\u{2014} ", with: "\n" + witness + "\u{2014} ")] {
+            let read = try #require(Checkpoint(text: text), "\(text)")
+            #expect(read.note.signatures.count == 2 && read.note.text == text)
+            #expect(read.note.verifies(name: Self.body.origin, publicKey: key.publicKey))
+            #expect(read.body == Self.body)
+        }
+        // The witness's line alone proves nothing under the ledger's key.
+        let alone = try #require(SignedNote(text: Self.body.text + "\n" + witness))
+        #expect(!alone.verifies(publicKey: key.publicKey))
+        // A line that is not a signature line makes it no note.
+        #expect(SignedNote(text: signed.note.text + "not a signature\n") == nil)
+    }
+
     @Test func aGeneratedKeyRoundTripsThroughPKCS8AndSignsWhatItsPublicKeyVerifies() throws {
         let key = Ed25519SigningKey.generate()
         let again = try Ed25519SigningKey.fromPEM(key.pkcs8PEM)

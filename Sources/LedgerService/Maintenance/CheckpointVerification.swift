@@ -85,8 +85,9 @@ package struct CheckpointVerification: Sendable {
             let name = "the note at position \(position) (\(file.path))"
             if !checkpoint.note.verifies(publicKey: publicKey) {
                 failures.append("\(name): its signature does not verify under the public key")
-            } else if checkpoint.note.name != checkpoint.body.origin {
-                failures.append("\(name): it is signed as \(checkpoint.note.name), not as its origin \(checkpoint.body.origin)")
+            } else if !checkpoint.note.verifies(name: checkpoint.body.origin, publicKey: publicKey) {
+                let signers = checkpoint.note.signatures.map(\.name).joined(separator: ", ")
+                failures.append("\(name): it is signed as \(signers), not as its origin \(checkpoint.body.origin)")
             } else if let hash = hashes[position] {
                 if hash != checkpoint.body.hash {
                     failures.append("\(name): the chain's hash there is \(Hex.encode(hash)), the note says \(Hex.encode(checkpoint.body.hash)): the history before it was rewritten")
