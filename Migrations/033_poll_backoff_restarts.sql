@@ -8,3 +8,13 @@
 -- the poller asked again, and a lost "paid" webhook would be learned that much later.
 ALTER TABLE ledger.polls ADD COLUMN status_seen smallint;
 COMMENT ON COLUMN ledger.polls.status_seen IS 'The order''s status when a pass last enrolled or looked at this row; a pass that finds another restarts the backoff.';
+
+-- The rows already scheduled start from their order's status now: an upgrade restarts
+-- no backoff by itself.
+UPDATE ledger.polls p SET status_seen = o.status FROM ledger.orders o WHERE o.merchant_order_no = p.merchant_order_no;
+
+-- A claimed row's lease, apart from its next poll time: a restart leaves a leased row's
+-- time alone (another poller must not take it while it is being asked about), and the
+-- poller that holds it then schedules it from the restarted attempts.
+ALTER TABLE ledger.polls ADD COLUMN leased_until timestamptz;
+COMMENT ON COLUMN ledger.polls.leased_until IS 'Until when a poller holds the row it claimed; null once it rescheduled or released it.';

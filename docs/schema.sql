@@ -433,10 +433,13 @@ CREATE TABLE ledger.polls (
     last_polled_at timestamp with time zone,
     last_error text,
     status_seen smallint,
+    leased_until timestamp with time zone,
     CONSTRAINT polls_attempts_check CHECK ((attempts >= 0))
 );
 
 COMMENT ON COLUMN ledger.polls.status_seen IS 'The order''s status when a pass last enrolled or looked at this row; a pass that finds another restarts the backoff.';
+
+COMMENT ON COLUMN ledger.polls.leased_until IS 'Until when a poller holds the row it claimed; null once it rescheduled or released it.';
 
 CREATE TABLE ledger.quarantine (
     id bigint NOT NULL,

@@ -154,6 +154,36 @@ final class PollerTests {
         #expect(try #require(try schedule("R-2")).attempts == 6)
     }
 
+    @Test("a restart while another poller holds the row leaves its lease alone, and that poller schedules it from the restart, not from the attempts it claimed")
+    func restartWhileLeased() throws {
+        #expect(try ledger.register("L-1").status == 201)
+        let c = try ledger.connect()
+        defer { c.close() }
+        let plan = PollSchedule(statuses: OrderStatus.allCases.filter(PollPolicy.wantsPolling).map(\.rawValue),
+                                    maxAgeSeconds: PollPolicy.maxAgeSeconds, restartDelaySeconds: 30)
+        _ = try plan.enrol(sinceMicros: nil, on: c)
+        try c.query("UPDATE ledger.polls SET attempts = 6 WHERE merchant_order_no = 'L-1'")
+        let claimed = try plan.claim(5, dueByMicros: try plan.now(on: c), leaseSeconds: 130, on: c)
+        #expect(claimed.map(\.0) == ["L-1"] && claimed.first?.1 == 6)
+        // While it is held, a webhook moves the order and another pass enrols.
+        #expect(try ledger.sendWeb3(LedgerFixture.web3Body("L-1", status: 2), timestamp: Timestamp.now().seconds + 2).status == 200)
+        _ = try plan.enrol(sinceMicros: nil, on: c)
+        let held = try #require(try schedule("L-1"))
+        #expect(held.attempts == 0 && held.dueInSeconds > 120, "restarted, its lease kept: \(held)")
+        #expect(try plan.claim(5, dueByMicros: try plan.now(on: c) + 60_000_000, leaseSeconds: 130, on: c).isEmpty,
+                "no other poller takes it within the next minute")
+        // The holder's answer: scheduled from the restart (30 s), not from its 6 claimed attempts (30 minutes).
+        try plan.reschedule("L-1", claimedAttempts: 6, afterSeconds: PollPolicy.delaySeconds(afterAttempts: 7), failure: nil, on: c)
+        let after = try #require(try schedule("L-1"))
+        #expect(after.attempts == 1 && after.dueInSeconds > 20 && after.dueInSeconds <= 30, "\(after)")
+        // Without a restart the claimed attempts are what count.
+        try c.query("UPDATE ledger.polls SET next_poll_at = now() - interval '1 second' WHERE merchant_order_no = 'L-1'")
+        let again = try plan.claim(5, dueByMicros: try plan.now(on: c), leaseSeconds: 130, on: c)
+        try plan.reschedule("L-1", claimedAttempts: again[0].1, afterSeconds: 60, failure: nil, on: c)
+        let doubled = try #require(try schedule("L-1"))
+        #expect(doubled.attempts == 2 && doubled.dueInSeconds > 50 && doubled.dueInSeconds <= 60, "\(doubled)")
+    }
+
     @Test("a gateway that fails or answers a non-zero code gives no event: exit 1, the error kept on the schedule without the key")
     func failures() throws {
         for no in ["F-500", "F-CODE", "F-OK", "F-ECHO", "F-CUT"] { #expect(try ledger.register(no).status == 201) }

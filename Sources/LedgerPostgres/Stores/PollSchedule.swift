@@ -49,19 +49,25 @@ package struct PollSchedule: Sendable {
 
     /// Gives claimed orders back (a stop in the middle of a claim): due again at once.
     package func release(_ numbers: [String], on c: PostgresConnection) throws {
-        try c.query("UPDATE ledger.polls SET next_poll_at = now() WHERE merchant_order_no = ANY($1::text[])",
+        try c.query("UPDATE ledger.polls SET next_poll_at = now(), leased_until = NULL WHERE merchant_order_no = ANY($1::text[])",
                     [.text("{" + numbers.map { "\"" + $0 + "\"" }.joined(separator: ",") + "}")])   // order numbers need no escaping
     }
 
-    /// Records an attempt and when the order is due next; `failure` is the redacted reason.
-    package func reschedule(_ number: String, afterSeconds: Int64, failure: String?, on c: PostgresConnection) throws {
-        try c.query(Self.rescheduleSQL, [.text(number), .int(afterSeconds), .optional(failure)])
+    /// Records an attempt and when the order is due next: `afterSeconds` later, or, when its
+    /// backoff was restarted while it was claimed (its attempts are no longer the `claimedAttempts`
+    /// it was claimed with), `restartDelaySeconds` later. `failure` is the redacted reason.
+    package func reschedule(_ number: String, claimedAttempts: Int, afterSeconds: Int64, failure: String?,
+                            on c: PostgresConnection) throws {
+        try c.query(Self.rescheduleSQL, [.text(number), .int(afterSeconds), .optional(failure), .int(Int64(claimedAttempts)),
+                                         .int(restartDelaySeconds)])
     }
 
     /// Orders a poll can still change: web3, a status in `$3`, created within the horizon;
     /// those updated since `$1` and not yet enrolled are due at once. One enrolled already
     /// whose status is not the one last seen starts its backoff again: no attempts, and
-    /// due at most `$4` seconds from now (sooner if it was due sooner).
+    /// due at most `$4` seconds from now (sooner if it was due sooner); a row a poller holds
+    /// keeps its time, and that poller schedules it from the restart (`rescheduleSQL`).
+    /// The rows are taken in order-number order, so two passes lock them in one order.
     static let enrolSQL = """
         INSERT INTO ledger.polls AS p (merchant_order_no, next_poll_at, status_seen)
         SELECT o.merchant_order_no, now(), o.status
@@ -69,9 +75,11 @@ package struct PollSchedule: Sendable {
          WHERE o.updated_at >= ledger.from_micros($1)
            AND o.provider = 'web3' AND o.status = ANY($3::smallint[])
            AND coalesce(o.created_at, o.updated_at) >= now() - make_interval(secs => $2)
+         ORDER BY o.merchant_order_no
         ON CONFLICT (merchant_order_no) DO UPDATE
            SET attempts = 0, status_seen = excluded.status_seen,
-               next_poll_at = least(p.next_poll_at, now() + make_interval(secs => $4))
+               next_poll_at = CASE WHEN p.leased_until > now() THEN p.next_poll_at
+                                   ELSE least(p.next_poll_at, now() + make_interval(secs => $4)) END
          WHERE p.status_seen IS DISTINCT FROM excluded.status_seen
         """
 
@@ -98,7 +106,7 @@ package struct PollSchedule: Sendable {
                FOR UPDATE OF p SKIP LOCKED
         )
         UPDATE ledger.polls p
-           SET next_poll_at = now() + make_interval(secs => $3)
+           SET next_poll_at = now() + make_interval(secs => $3), leased_until = now() + make_interval(secs => $3)
           FROM due
          WHERE p.merchant_order_no = due.merchant_order_no
         RETURNING p.merchant_order_no, p.attempts
@@ -106,8 +114,8 @@ package struct PollSchedule: Sendable {
 
     static let rescheduleSQL = """
         UPDATE ledger.polls
-           SET attempts = attempts + 1, last_polled_at = now(), last_error = $3,
-               next_poll_at = now() + make_interval(secs => $2)
+           SET attempts = attempts + 1, last_polled_at = now(), last_error = $3, leased_until = NULL,
+               next_poll_at = now() + make_interval(secs => CASE WHEN attempts = $4::integer THEN $2::float8 ELSE $5::float8 END)
          WHERE merchant_order_no = $1
         """
 }

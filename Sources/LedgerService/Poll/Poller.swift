@@ -68,7 +68,7 @@ package struct Poller: Sendable {
                 }
                 let next = PollPolicy.delaySeconds(afterAttempts: attempts + 1)
                 try pool.withConnection { c in
-                    try schedule.reschedule(no.value, afterSeconds: next, failure: failure, on: c)
+                    try schedule.reschedule(no.value, claimedAttempts: attempts, afterSeconds: next, failure: failure, on: c)
                 }
             }
         }
