@@ -14,6 +14,9 @@ public struct ExportFileCount {
     /// What in the file is not a row of its kind (the first such thing); nil while all reads.
     public private(set) var unreadable: String?
 
+    /// The longest JSONL line read (a row's cells are bounded far below it): memory stays flat
+    /// whatever the file holds.
+    static let longestLine = 16 << 20
     private let asset: Int, amount: Int, position: Int
     private var csv = CSVRecordReader()
     private var line: [UInt8] = []
@@ -43,8 +46,11 @@ public struct ExportFileCount {
                     jsonLine(line)
                     line.removeAll(keepingCapacity: true)
                     if unreadable != nil { return }
-                } else {
+                } else if line.count < Self.longestLine {
                     line.append(b)
+                } else {
+                    unreadable = "line \(rows + 1) is longer than \(Self.longestLine) bytes, which no row of an export is"
+                    return
                 }
             }
         }

@@ -86,7 +86,7 @@ struct VerifyCommand {
     static func retiredKeyIds(_ value: String?) throws -> Set<String> {
         guard let value else { return [] }
         let ids = value.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
-        for id in ids where id.count != 8 || !id.allSatisfy({ $0.isHexDigit && !$0.isUppercase }) {
+        for id in ids where id.utf8.count != 8 || !id.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) {
             throw CLIError.usage("--retired-keys takes key fingerprints, 8 lowercase hex digits each, separated by commas: \(JSONSerializer.quoted(id)) is not one")
         }
         return Set(ids)

@@ -240,6 +240,19 @@ struct CheckpointCommandTests {
         #expect(try c.query("SELECT note FROM ledger.signed_checkpoints WHERE position = 8").string(0, "note") == forged.note.text)
     }
 
+    @Test("a checkpoint folder the rebuild cannot read stops it: the table's notes alone are what the database's keys can alter")
+    func unreadableFolderStopsTheCheck() throws {
+        try generateKey()
+        let key = try CheckpointKeyFile.load(path: keyPath).publicKey
+        let c = try db.connect()
+        defer { c.close() }
+        let missing = folder + "/no-such-folder"
+        #expect(throws: CheckpointVerificationError.self) { try StoredNotesCheck(publicKey: key, directory: missing).run(on: c) }
+        let empty = folder + "/empty"
+        try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: true)
+        #expect(try StoredNotesCheck(publicKey: key, directory: empty).run(on: c).report.notes == 0, "an empty folder is no error")
+    }
+
     @Test("rebuild checks the stored checkpoint notes first: all match on an intact log, and it rebuilds")
     func rebuildChecksStoredNotes() throws {
         try generateKey()

@@ -173,7 +173,7 @@ struct SignatureRecheckTests {
         let run = CLIRun()
         #expect(run(["verify", "--retired-keys", recorded], env: env) == 0, "\(run.errorLines)")
         #expect(run.output.contains("web3 signatures: 0 match, 1 not checked (signed with a retired key: \(recorded))"), "\(run.output)")
-        for bad in ["ABCDEF12", "abc", "abcdef12,", "zzzzzzzz"] {
+        for bad in ["ABCDEF12", "abc", "abcdef12,", "zzzzzzzz", "\u{FF41}bcdef12"] {
             let refused = CLIRun()
             #expect(refused(["verify", "--retired-keys", bad], env: env) == 64, "\(bad)")
             #expect(refused.errorLines.count == 1 && refused.errorLines[0].contains("8 lowercase hex digits"), "\(refused.errorLines)")

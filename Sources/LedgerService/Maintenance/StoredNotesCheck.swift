@@ -1,3 +1,4 @@
+import Foundation
 import LedgerCore
 import LedgerPostgres
 
@@ -39,10 +40,22 @@ package struct StoredNotesCheck {
             after = last.position
         }
         // The folder's notes (none yet is no error here: the service may not have signed one).
-        if let directory, !CheckpointDirectory.noteNames(in: directory).isEmpty {
-            for file in try CheckpointVerification.files([directory]) {
-                guard let text = file.text else { passedOver += 1; continue }
-                take(text, from: file.path)
+        // A folder that cannot be read is: passing it over would leave the table's rows, which
+        // the database's keys can alter, as the only notes checked.
+        if let directory {
+            let names: [String]
+            do {
+                names = try FileManager.default.contentsOfDirectory(atPath: directory).filter(CheckpointDirectory.isNoteName)
+            } catch {
+                throw CheckpointVerificationError.unreadable("LEDGER_CHECKPOINT_DIR \(directory) cannot be read (\(error.localizedDescription)): "
+                    + "its notes are what a rewrite of the table's cannot reach; run as a user who can read it, or unset it")
+            }
+            for name in names.sorted() {
+                let path = (directory as NSString).appendingPathComponent(name)
+                guard let text = FileManager.default.contents(atPath: path).map({ String(decoding: $0, as: UTF8.self) }) else {
+                    throw CheckpointVerificationError.unreadable("\(path) cannot be read: run as a user who can read LEDGER_CHECKPOINT_DIR")
+                }
+                take(text, from: path)
             }
         }
         return (try CheckpointVerification(publicKey: publicKey).run(notes, on: c), passedOver)
