@@ -32,6 +32,11 @@ public enum ServiceError: Error {
             if case .invalidEvent = e { return .internalError(e.description) }   // stored data, not the caller's input
             return e.isUnauthenticated ? .unauthenticated(e.message) : .invalidInput(e)
         case let e as JSONError: return .invalidInput(.invalidJSON(e))
+        case is ProbeHintMiss, is HeadMoved, is SkippedRoundTripRefused:
+            // Another writer on the same database changed the log while this batch was being
+            // written, and the batch's retry met it again: nothing was committed, and the same
+            // request a moment later is written (or answered as the duplicate it then is).
+            return .unavailable("another writer changed the ledger at the same moment; retry shortly")
         case let e as PostgresError where e.sqlState == "55P03":
             // lock_not_available: a lock wait ran out (an export waits 10 s for the append
             // lock a rebuild's swap holds). Nothing was done; the same request later will do.

@@ -25,6 +25,26 @@ final class WebhookTests {
 
     private func eventCount() throws -> Int64 { try ledger.count("SELECT count(*) AS n FROM ledger.events") }
 
+    @Test("a second writer on the database: a signed webhook for an order only it wrote is stored once (a 503 to retry at worst, never a 500)")
+    func secondWriter() throws {
+        // The service's writer has committed, so it skips the round trip that reads the head.
+        #expect(try ledger.register("SW-0").status == 201)
+        // Another writer (another ledger serve, a script) registers SW-1, a stream this service never wrote.
+        let c = try ledger.connect()
+        defer { c.close() }
+        let registration = try OrderRequests.registration(
+            body: Array(#"{"merchantOrderNo":"SW-1","provider":"web3","amount":"40","asset":"USDT"}"#.utf8), receivedAt: .now())
+        _ = try c.transaction {
+            try EventStore().append([EventMapping.newEvent(.registered(registration), raw: nil,
+                                                           receipt: Receipt(requestID: "other", verifiedBy: "token:other"))], on: $0)
+        }
+        let body = LedgerFixture.web3Body("SW-1", status: 3)
+        let first = try ledger.sendWeb3(body)
+        #expect(first.status == 200 || (first.status == 503 && first.header("Retry-After") != nil), "\(first)")
+        if first.status == 503 { #expect(try ledger.sendWeb3(body).status == 200) }
+        #expect(try ledger.count("SELECT count(*) AS n FROM ledger.events WHERE stream = 'order-SW-1'") == 2)
+    }
+
     @Test("a forged webhook is 401, kept byte for byte in quarantine with the headers to check its signature again, counted, and never stored as an event")
     func forged() throws {
         let body = LedgerFixture.web3Body("W-1", status: 3)
