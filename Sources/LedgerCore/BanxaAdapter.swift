@@ -94,8 +94,8 @@ public enum BanxaWebhook {
         var event = try BanxaMapping.event(f, source: .webhook, observedAt: nil, receivedAt: receivedAt,
                                            idempotencyKey: WebhookAuth.bodyKey(provider, body), keyId: verification.keyId)
         switch event {
-        case .observed(var o): o.leftOut = JSONAlteration.list(leftOut); event = .observed(o)
-        case .adjustment(var a): a.leftOut = JSONAlteration.list(leftOut); event = .adjustment(a)
+        case .observed(var o): o.leftOut = JSONAlteration.list(leftOut, unread: o.leftOut); event = .observed(o)
+        case .adjustment(var a): a.leftOut = JSONAlteration.list(leftOut, unread: a.leftOut); event = .adjustment(a)
         default: break
         }
         return event
@@ -157,27 +157,37 @@ enum BanxaMapping {
         let statusText = try f.string("status", maxLength: 64)
         guard let meaning = BanxaWebhook.meaning(of: statusText) else { throw .unknownBanxaStatus(statusText) }
         let observedAt = try observationTime(f, given: given, receivedAt: receivedAt)
-        let cryptoAmount = try f.optionalAmount("crypto_amount")
-        let fiatAmount = try f.optionalAmount("fiat_amount")
-        let coin = try f.optionalString("crypto_coin", maxLength: 64)
-        let fiat = try f.optionalString("fiat_currency", maxLength: 64)
-        let orderId = try f.optionalText("order_id")
+        // Beyond the order and the status, a field that cannot be read is left out of the
+        // mapped fields (the raw body keeps it): refusing the delivery would lose the
+        // evidence of a payment (http-api.md: 400 only without the order or the status).
+        var unread: [JSONValue] = []
+        let cryptoAmount = f.unlessUnreadable("crypto_amount", &unread) { () throws(CoreError) in try f.optionalAmount("crypto_amount") }
+        let fiatAmount = f.unlessUnreadable("fiat_amount", &unread) { () throws(CoreError) in try f.optionalAmount("fiat_amount") }
+        let coin = f.unlessUnreadable("crypto_coin", &unread) { () throws(CoreError) in try f.optionalString("crypto_coin", maxLength: 64) }
+        let fiat = f.unlessUnreadable("fiat_currency", &unread) { () throws(CoreError) in try f.optionalString("fiat_currency", maxLength: 64) }
+        let orderId = f.unlessUnreadable("order_id", &unread) { () throws(CoreError) in try f.optionalText("order_id") }
+        let txHash = f.unlessUnreadable("transaction_hash", &unread) { () throws(CoreError) in try f.optionalText("transaction_hash") }
+        let leftOut: JSONValue? = unread.isEmpty ? nil : .array(unread)
         switch meaning {
         case .status(let status):
-            return .observed(StatusObservation(
+            var o = StatusObservation(
                 merchantOrderNo: no, provider: BanxaWebhook.provider, source: source, status: status,
                 // A crypto amount without its coin cannot be compared with anything: it
                 // stays in the raw body, but is not offered to the amount check.
                 providerStatus: statusText, observedAt: observedAt, amount: coin == nil ? nil : cryptoAmount, asset: coin,
-                fiatAmount: fiatAmount, fiatCurrency: fiat, txHash: try f.optionalText("transaction_hash"),
-                providerOrderId: orderId, keyId: keyId, idempotencyKey: idempotencyKey))
+                fiatAmount: fiatAmount, fiatCurrency: fiat, txHash: txHash,
+                providerOrderId: orderId, keyId: keyId, idempotencyKey: idempotencyKey)
+            o.leftOut = leftOut
+            return .observed(o)
         case .refund:
             // A card or bank refund returns fiat, so the fiat amount is the refund's amount.
-            return .adjustment(Adjustment(
+            var a = Adjustment(
                 merchantOrderNo: no, provider: BanxaWebhook.provider, source: source, kind: "refund",
                 amount: fiatAmount ?? cryptoAmount, asset: fiatAmount != nil ? fiat : coin,
                 providerStatus: statusText, observedAt: observedAt, providerOrderId: orderId, keyId: keyId,
-                idempotencyKey: idempotencyKey))
+                idempotencyKey: idempotencyKey)
+            a.leftOut = leftOut
+            return .adjustment(a)
         }
     }
 }

@@ -133,6 +133,19 @@ struct FieldReader {
         return text
     }
 
+    /// A provider's field an observation can do without: what `read` reads, or nil when the
+    /// field cannot be read, noted in `unread` as the event's metadata lists what its parsed
+    /// form lacks (`leftOut`: `{path, reason}`); the raw body keeps the field as it came.
+    func unlessUnreadable<T>(_ key: String, _ unread: inout [JSONValue], _ read: () throws(CoreError) -> T?) -> T? {
+        do throws(CoreError) {
+            return try read()
+        } catch {
+            unread.append(.object([("path", .string(JSONPath([.key(key)]).description)),
+                                   ("reason", .string(error.message + ": left out of the mapped fields"))]))
+            return nil
+        }
+    }
+
     func amount(_ key: String) throws(CoreError) -> String {
         guard let a = try optionalAmount(key) else { throw .missingField(key) }
         return a

@@ -50,6 +50,13 @@ public struct JSONAlteration: Sendable, Hashable, CustomStringConvertible {
         alterations.isEmpty ? nil : .array(alterations.map(\.json))
     }
 
+    /// The metadata's `leftOut` for a body's changes followed by the fields its mapping
+    /// could not read (`unread`, already `{path, reason}` objects); nil when both are empty.
+    public static func list(_ alterations: [JSONAlteration], unread: JSONValue?) -> JSONValue? {
+        let all = alterations.map(\.json) + (unread?.arrayValue ?? [])
+        return all.isEmpty ? nil : .array(all)
+    }
+
     public var description: String { (path.components.isEmpty ? "the body" : path.description) + ": " + reason }
 
     /// Refuses a body whose changes touch a field the adapter maps: a mapped value the

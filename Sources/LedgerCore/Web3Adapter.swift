@@ -47,7 +47,7 @@ public enum Web3Webhook {
         var o = try Web3Mapping.observation(f, source: .webhook, observedAt: verification.signedAt,
                                             idempotencyKey: WebhookAuth.bodyKey(provider, body))
         o.keyId = verification.keyId
-        o.leftOut = JSONAlteration.list(leftOut)
+        o.leftOut = JSONAlteration.list(leftOut, unread: o.leftOut)
         return o
     }
 
@@ -66,7 +66,7 @@ public enum Web3Query {
         let (value, _, leftOut) = try ProviderBody.parseObject(responseBody, what: "query response",
                                                                mapped: Web3Mapping.queryFields)
         var o = try observation(merchantOrderNo: merchantOrderNo, response: value, observedAt: observedAt)
-        o.leftOut = JSONAlteration.list(leftOut)
+        o.leftOut = JSONAlteration.list(leftOut, unread: o.leftOut)
         return o
     }
 
@@ -109,14 +109,22 @@ enum Web3Mapping {
         // `amount` is the order amount in token units, the unit registrations use;
         // payAmountDisplay is the fallback. payAmountMinimal (in the token's smallest unit)
         // is not read: it stays in the raw body, and whatever it holds refuses nothing.
-        let amount = try f.optionalAmount("amount")
-        let display = amount == nil ? try f.optionalAmount("payAmountDisplay") : nil
-        return StatusObservation(
+        // Beyond the order and the status, a field that cannot be read is left out of the
+        // mapped fields (the raw body keeps it): refusing the delivery would lose the
+        // evidence of a payment (http-api.md: 400 only without the order or the status).
+        var unread: [JSONValue] = []
+        let amount = f.unlessUnreadable("amount", &unread) { () throws(CoreError) in try f.optionalAmount("amount") }
+        let display = amount == nil
+            ? f.unlessUnreadable("payAmountDisplay", &unread) { () throws(CoreError) in try f.optionalAmount("payAmountDisplay") } : nil
+        let asset = f.unlessUnreadable("tokenSymbol", &unread) { () throws(CoreError) in try f.optionalString("tokenSymbol", maxLength: 64) }
+        let txHash = f.unlessUnreadable("txHash", &unread) { () throws(CoreError) in try f.optionalText("txHash") }
+        let orderId = f.unlessUnreadable("orderNo", &unread) { () throws(CoreError) in try f.optionalText("orderNo") }
+        var o = StatusObservation(
             merchantOrderNo: no, provider: Web3Webhook.provider, source: source, status: status,
             providerStatus: statusValue.scalarText, observedAt: observedAt, amount: amount ?? display,
-            asset: try f.optionalString("tokenSymbol", maxLength: 64),
-            txHash: try f.optionalText("txHash"), providerOrderId: try f.optionalText("orderNo"),
-            idempotencyKey: idempotencyKey)
+            asset: asset, txHash: txHash, providerOrderId: orderId, idempotencyKey: idempotencyKey)
+        o.leftOut = unread.isEmpty ? nil : .array(unread)
+        return o
     }
 }
 

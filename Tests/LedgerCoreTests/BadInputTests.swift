@@ -24,12 +24,38 @@ struct BadInputTests {
         ("status outside 1-6", web3(#"{"merchantOrderNo":"SO-1","status":8}"#), "status_out_of_range", false),
         ("not JSON", web3("status=3&merchantOrderNo=SO-1"), "invalid_json", false),
         ("invalid merchantOrderNo", web3(#"{"merchantOrderNo":"SO 1; DROP TABLE","status":3}"#), "invalid_merchant_order_no", false),
-        ("oversized amount", web3(#"{"merchantOrderNo":"SO-1","status":3,"amount":"\#(String(repeating: "9", count: 100))"}"#), "amount_too_long", false),
     ] as [(String, CoreError?, String, Bool)])
     func listedCases(name: String, error: CoreError?, reason: String, unauthenticated: Bool) {
         #expect(error?.reason == reason, "\(name)")
         #expect(error?.isUnauthenticated == unauthenticated, "\(name)")
         #expect((error?.message.count ?? 0) > 20, "\(name) should explain itself")
+    }
+
+    @Test("a signed delivery whose order and status read is recorded, a field it cannot read left out of the mapped fields (the raw body keeps it): 400 is for a body without its order or status")
+    func unreadableFieldsLeftOut() throws {
+        func observed(_ body: String) throws -> StatusObservation {
+            let b = bytes(body)
+            let sig = Web3Webhook.signature(key: Self.key, timestamp: Self.ts, body: b)
+            let (_, event) = try Web3Webhook.ingest(headers: ["x-pay-timestamp": Self.ts, "x-pay-signature": sig], body: b, keys: [Self.key], now: Self.now)
+            guard case .observed(let o) = event else { throw CoreError.missingField("an observation") }
+            return o
+        }
+        for amount in [#""4O""#, #""1e999""#, "\"\(String(repeating: "9", count: 100))\"", #""-40""#, #"{"v":40}"#, "true"] {
+            let o = try observed(#"{"merchantOrderNo":"SO-1","status":3,"amount":\#(amount),"payAmountDisplay":"40.00"}"#)
+            #expect(o.status == .paid && o.amount == "40.00", "\(amount): the fallback is read: \(o)")
+            let alone = try observed(#"{"merchantOrderNo":"SO-1","status":3,"amount":\#(amount)}"#)
+            #expect(alone.status == .paid && alone.amount == nil, "\(amount): \(alone)")
+        }
+        let odd = try observed(#"{"merchantOrderNo":"SO-1","status":3,"amount":"40","tokenSymbol":"\#(String(repeating: "T", count: 65))","txHash":{"h":1},"orderNo":[1]}"#)
+        #expect(odd.amount == "40" && odd.asset == nil && odd.txHash == nil && odd.providerOrderId == nil, "\(odd)")
+        // The event's metadata says what its parsed form lacks, and why.
+        let noted = odd.leftOut?.arrayValue ?? []
+        #expect(noted.compactMap { $0["path"]?.stringValue } == ["tokenSymbol", "txHash", "orderNo"], "\(noted)")
+        #expect(noted.allSatisfy { $0["reason"]?.stringValue?.hasSuffix("left out of the mapped fields") == true }, "\(noted)")
+        #expect(try observed(#"{"merchantOrderNo":"SO-1","status":3,"amount":"40"}"#).leftOut == nil)
+        // The order and the status are what a delivery must have.
+        #expect(Self.web3(#"{"merchantOrderNo":"SO-1","status":"paid"}"#)?.reason == "status_out_of_range")
+        #expect(Self.web3(#"{"status":3,"amount":"4O"}"#)?.reason == "missing_order_reference")
     }
 
     @Test("bytes that are not UTF-8 are 'not UTF-8', for webhooks and API requests alike")

@@ -94,6 +94,17 @@ struct BanxaSeedTests {
         #expect(a.kind == "refund" && a.amount == "40.00" && a.asset == "EUR" && e.type == "AdjustmentRecorded")
     }
 
+    @Test("a signed Banxa delivery with fields it cannot read is recorded with them left out; the raw body keeps them")
+    func unreadableFieldsLeftOut() throws {
+        let (h, b) = Self.signed(#"{"external_id":"SO-1","status":"complete","fiat_amount":"forty","fiat_currency":"EUR","crypto_amount":-1,"crypto_coin":{"c":"ETH"},"order_id":[1],"transaction_hash":true}"#)
+        let (_, e) = try BanxaWebhook.ingest(headers: h, body: b, apiKey: Self.apiKey, secrets: [Self.secret], now: Self.now)
+        guard case .observed(let o) = e else { Issue.record("not an observation"); return }
+        #expect(o.status == .completed && o.fiatAmount == nil && o.fiatCurrency == "EUR" && o.amount == nil && o.asset == nil
+                && o.providerOrderId == nil && o.txHash == nil, "\(o)")
+        #expect(o.leftOut?.arrayValue?.compactMap { $0["path"]?.stringValue }
+                == ["crypto_amount", "fiat_amount", "crypto_coin", "order_id", "transaction_hash"], "\(String(describing: o.leftOut))")
+    }
+
     @Test("microsecond nonces are accepted; stale, future and malformed nonces are not")
     func nonces() throws {
         let (h, b) = Self.signed(#"{"external_id":"SO-1","status":"complete"}"#, nonce: "1764417600000000")

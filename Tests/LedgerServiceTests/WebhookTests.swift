@@ -25,6 +25,18 @@ final class WebhookTests {
 
     private func eventCount() throws -> Int64 { try ledger.count("SELECT count(*) AS n FROM ledger.events") }
 
+    @Test("a signed paid webhook with an amount it cannot read is stored (200), the amount left out and noted in its metadata; the order is paid and verify is clean")
+    func unreadableAmountStored() throws {
+        #expect(try ledger.register("UA-1").status == 201)
+        let reply = try ledger.sendWeb3(LedgerFixture.web3Body("UA-1", status: 3, amount: "4O"))
+        #expect(reply.status == 200, "\(reply)")
+        let order = try ledger.order("UA-1")
+        #expect(order["status"]?.int64Value == 3 && order["paid"]?.boolValue == true && order["paidAmount"] == .null, "\(order)")
+        let metadata = try ledger.query("SELECT metadata::text AS m FROM ledger.events WHERE stream = 'order-UA-1' ORDER BY stream_version DESC LIMIT 1").string(0, "m")
+        #expect(metadata.contains(#""leftOut""#) && metadata.contains(#""path": "amount""#), "\(metadata)")
+        #expect(try ledger.verify() == [])
+    }
+
     @Test("a second writer on the database: a signed webhook for an order only it wrote is stored once (a 503 to retry at worst, never a 500)")
     func secondWriter() throws {
         // The service's writer has committed, so it skips the round trip that reads the head.
