@@ -161,8 +161,9 @@ enum BanxaMapping {
         // mapped fields (the raw body keeps it): refusing the delivery would lose the
         // evidence of a payment (http-api.md: 400 only without the order or the status).
         var unread: [JSONValue] = []
-        let cryptoAmount = f.unlessUnreadable("crypto_amount", &unread) { () throws(CoreError) in try f.optionalAmount("crypto_amount") }
-        let fiatAmount = f.unlessUnreadable("fiat_amount", &unread) { () throws(CoreError) in try f.optionalAmount("fiat_amount") }
+        // An amount that is no plain decimal but short text is kept as written, for rule 6.
+        let cryptoAmount = f.providerAmount("crypto_amount", &unread)
+        let fiatAmount = f.providerAmount("fiat_amount", &unread)
         let coin = f.unlessUnreadable("crypto_coin", &unread) { () throws(CoreError) in try f.optionalString("crypto_coin", maxLength: 64) }
         let fiat = f.unlessUnreadable("fiat_currency", &unread) { () throws(CoreError) in try f.optionalString("fiat_currency", maxLength: 64) }
         let orderId = f.unlessUnreadable("order_id", &unread) { () throws(CoreError) in try f.optionalText("order_id") }

@@ -146,6 +146,29 @@ struct FieldReader {
         }
     }
 
+    /// A provider's amount: as `optionalAmount` reads it; when it is no plain non-negative
+    /// decimal, the text as the provider wrote it, if it is a string or number of at most
+    /// `ExactDecimal.maxTextLength` characters without control characters, so that rule 6
+    /// flags it (an amount the ledger cannot compare is a mismatch a person looks at); nil
+    /// when absent, and when it is none of those (then noted in `unread`).
+    func providerAmount(_ key: String, _ unread: inout [JSONValue]) -> String? {
+        do throws(CoreError) {
+            return try optionalAmount(key)
+        } catch {
+            let text: String?
+            switch value(key) {
+            case .string(let s)?: text = s
+            case .number(let n)?: text = n
+            default: text = nil
+            }
+            if let text, !text.isEmpty, text.utf8.count <= ExactDecimal.maxTextLength,
+               !text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+                return text
+            }
+            return unlessUnreadable(key, &unread) { () throws(CoreError) -> String? in throw error }
+        }
+    }
+
     func amount(_ key: String) throws(CoreError) -> String {
         guard let a = try optionalAmount(key) else { throw .missingField(key) }
         return a

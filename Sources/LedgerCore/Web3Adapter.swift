@@ -112,10 +112,10 @@ enum Web3Mapping {
         // Beyond the order and the status, a field that cannot be read is left out of the
         // mapped fields (the raw body keeps it): refusing the delivery would lose the
         // evidence of a payment (http-api.md: 400 only without the order or the status).
+        // An amount that is no plain decimal but short text is kept as written, for rule 6.
         var unread: [JSONValue] = []
-        let amount = f.unlessUnreadable("amount", &unread) { () throws(CoreError) in try f.optionalAmount("amount") }
-        let display = amount == nil
-            ? f.unlessUnreadable("payAmountDisplay", &unread) { () throws(CoreError) in try f.optionalAmount("payAmountDisplay") } : nil
+        let amount = f.providerAmount("amount", &unread)
+        let display = amount == nil ? f.providerAmount("payAmountDisplay", &unread) : nil
         let asset = f.unlessUnreadable("tokenSymbol", &unread) { () throws(CoreError) in try f.optionalString("tokenSymbol", maxLength: 64) }
         let txHash = f.unlessUnreadable("txHash", &unread) { () throws(CoreError) in try f.optionalText("txHash") }
         let orderId = f.unlessUnreadable("orderNo", &unread) { () throws(CoreError) in try f.optionalText("orderNo") }

@@ -40,9 +40,17 @@ struct BadInputTests {
             guard case .observed(let o) = event else { throw CoreError.missingField("an observation") }
             return o
         }
-        for amount in [#""4O""#, #""1e999""#, "\"\(String(repeating: "9", count: 100))\"", #""-40""#, #"{"v":40}"#, "true"] {
+        // An amount that is no plain decimal, but short text, is kept as written: rule 6 then
+        // flags it (it cannot be compared), rather than a wrong amount passing unseen.
+        for (amount, kept) in [(#""4O""#, "4O"), (#""1e999""#, "1e999"), (#""-40""#, "-40"), ("-40", "-40")] {
+            let o = try observed(#"{"merchantOrderNo":"SO-1","status":3,"amount":\#(amount),"payAmountDisplay":"40.00"}"#)
+            #expect(o.status == .paid && o.amount == kept && o.leftOut == nil, "\(amount): \(o)")
+        }
+        // Longer, or no string or number: left out, and the fallback is read.
+        for amount in ["\"\(String(repeating: "9", count: 100))\"", #"{"v":40}"#, "true", #""4\u00010""#] {
             let o = try observed(#"{"merchantOrderNo":"SO-1","status":3,"amount":\#(amount),"payAmountDisplay":"40.00"}"#)
             #expect(o.status == .paid && o.amount == "40.00", "\(amount): the fallback is read: \(o)")
+            #expect(o.leftOut?.arrayValue?.first?["path"]?.stringValue == "amount", "\(amount): \(String(describing: o.leftOut))")
             let alone = try observed(#"{"merchantOrderNo":"SO-1","status":3,"amount":\#(amount)}"#)
             #expect(alone.status == .paid && alone.amount == nil, "\(amount): \(alone)")
         }

@@ -25,15 +25,22 @@ final class WebhookTests {
 
     private func eventCount() throws -> Int64 { try ledger.count("SELECT count(*) AS n FROM ledger.events") }
 
-    @Test("a signed paid webhook with an amount it cannot read is stored (200), the amount left out and noted in its metadata; the order is paid and verify is clean")
+    @Test("a signed paid webhook with an amount that is no decimal is stored (200), paid, and flagged: the amount it cannot compare is an amount_mismatch; one it cannot read at all is left out and noted in its metadata")
     func unreadableAmountStored() throws {
         #expect(try ledger.register("UA-1").status == 201)
         let reply = try ledger.sendWeb3(LedgerFixture.web3Body("UA-1", status: 3, amount: "4O"))
         #expect(reply.status == 200, "\(reply)")
         let order = try ledger.order("UA-1")
-        #expect(order["status"]?.int64Value == 3 && order["paid"]?.boolValue == true && order["paidAmount"] == .null, "\(order)")
-        let metadata = try ledger.query("SELECT metadata::text AS m FROM ledger.events WHERE stream = 'order-UA-1' ORDER BY stream_version DESC LIMIT 1").string(0, "m")
+        #expect(order["status"]?.int64Value == 3 && order["paid"]?.boolValue == true && order["attention"]?.boolValue == true, "\(order)")
+        let conflict = order["conflicts"]?.arrayValue?.first
+        #expect(conflict?["kind"]?.stringValue == "amount_mismatch" && conflict?["observed"]?.stringValue == "4O", "\(order)")
+
+        #expect(try ledger.register("UA-2").status == 201)
+        let body = Array(#"{"merchantOrderNo":"UA-2","orderNo":"GW-UA-2","status":3,"amount":{"value":"40"}}"#.utf8)
+        #expect(try ledger.sendWeb3(body).status == 200)
+        let metadata = try ledger.query("SELECT metadata::text AS m FROM ledger.events WHERE stream = 'order-UA-2' ORDER BY stream_version DESC LIMIT 1").string(0, "m")
         #expect(metadata.contains(#""leftOut""#) && metadata.contains(#""path": "amount""#), "\(metadata)")
+        #expect(try ledger.order("UA-2")["paid"]?.boolValue == true)
         #expect(try ledger.verify() == [])
     }
 
