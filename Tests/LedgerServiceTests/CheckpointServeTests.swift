@@ -8,6 +8,17 @@ import Testing
 /// Checkpoints over HTTP and in `ledger serve` (shared/spec/audit.md, *Making checkpoints*).
 @Suite("Checkpoints served and signed by ledger serve")
 struct CheckpointServeTests {
+    /// A database holding one order registered and paid, a checkpoint key pair in a folder of
+    /// its own, and a token of `role`.
+    static func keyedLedger(_ name: String, paid order: String, role: Role) throws -> (TestDatabase, folder: String, token: String) {
+        let db = try TestDatabase.create(name)
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-\(name)-\(UUID().uuidString)").path
+        _ = try CheckpointKeyFile.generate(into: folder)
+        try TestWrites(pool: db.pool(size: 1)).registerAndPay(order)
+        let token = try TokenIssuer().create(role: role, name: role.rawValue, expiresAt: nil, on: db.connect())
+        return (db, folder, token)
+    }
+
     @Test("GET /v1/ledger/head gives the newest note as checkpoint, and GET /v1/ledger/checkpoints pages through them oldest first, for auditors only")
     func checkpointRoutes() throws {
         let f = try LedgerFixture.start("checkpoint_http")
@@ -38,13 +49,9 @@ struct CheckpointServeTests {
 
     @Test("notes are served as they were signed: with the key, a row another key wrote is not served as a signed note, and a row's altered columns are not what is served")
     func servedNotesAreTheSigned() throws {
-        let db = try TestDatabase.create("checkpoint_served")
+        let (db, folder, token) = try Self.keyedLedger("checkpoint_served", paid: "SV-1", role: .auditor)   // positions 1, 2
         defer { LedgerFixture.drop(db) }
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-served-\(UUID().uuidString)").path
-        _ = try CheckpointKeyFile.generate(into: folder)
         let keyEnv = ["LEDGER_CHECKPOINT_KEY": folder + "/checkpoint.key"]
-        try TestWrites(pool: db.pool(size: 1)).registerAndPay("SV-1")   // positions 1, 2
-        let token = try TokenIssuer().create(role: .auditor, name: "audit", expiresAt: nil, on: db.connect())
         let run = CLIRun()
         #expect(run(["checkpoint"], env: keyEnv.merging(["DATABASE_URL": db.url]) { $1 }) == 0, "\(run.errorLines)")
         let c = try db.connect()
@@ -107,12 +114,8 @@ struct CheckpointServeTests {
 
     @Test("with a key, ledger serve's export manifest route signs it, and the saved body and manifest pass ledger verify-export")
     func signedManifestOverHTTP() throws {
-        let db = try TestDatabase.create("checkpoint_serve_export")
+        let (db, folder, token) = try Self.keyedLedger("checkpoint_serve_export", paid: "SX-1", role: .accountant)
         defer { LedgerFixture.drop(db) }
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-serve-export-\(UUID().uuidString)").path
-        _ = try CheckpointKeyFile.generate(into: folder)
-        try TestWrites(pool: db.pool(size: 1)).registerAndPay("SX-1")
-        let token = try TokenIssuer().create(role: .accountant, name: "accounts", expiresAt: nil, on: db.connect())
         let serve = try ServeProcess(databaseURL: db.url, environment: ["LEDGER_CHECKPOINT_KEY": folder + "/checkpoint.key"])
         #expect(serve.waitUntilServing(within: 30), "\(serve.logText)")
         let client = HTTPClient(port: serve.port)

@@ -74,6 +74,10 @@ final class PollerTests {
         return (try r.int64(0, "attempts"), Double(try r.string(0, "due")) ?? .nan, try r.value(0, "last_error"))
     }
 
+    /// The poller's schedule as `ledger poll` and `ledger serve` make it.
+    static let plan = PollSchedule(statuses: OrderStatus.allCases.filter(PollPolicy.wantsPolling).map(\.rawValue),
+                                   maxAgeSeconds: PollPolicy.maxAgeSeconds, restartDelaySeconds: PollPolicy.delaySeconds(afterAttempts: 1))
+
     @Test("a pass asks about every unpaid web3 order once, records each answer as a query event, and schedules the next poll")
     func pass() throws {
         for no in ["Q-1", "Q-2"] { #expect(try ledger.register(no).status == 201) }
@@ -117,8 +121,7 @@ final class PollerTests {
         #expect(try ledger.register("B-1").status == 201)
         let c = try ledger.connect()
         defer { c.close() }
-        let schedule = PollSchedule(statuses: OrderStatus.allCases.filter(PollPolicy.wantsPolling).map(\.rawValue),
-                                    maxAgeSeconds: PollPolicy.maxAgeSeconds, restartDelaySeconds: 30)
+        let schedule = Self.plan
         let began = try schedule.enrol(sinceMicros: nil, on: c)
         // Polled in this pass and rescheduled to a moment after it began.
         try c.query("UPDATE ledger.polls SET next_poll_at = ledger.from_micros($1) + interval '1 millisecond' WHERE merchant_order_no = 'B-1'",
@@ -159,8 +162,7 @@ final class PollerTests {
         #expect(try ledger.register("L-1").status == 201)
         let c = try ledger.connect()
         defer { c.close() }
-        let plan = PollSchedule(statuses: OrderStatus.allCases.filter(PollPolicy.wantsPolling).map(\.rawValue),
-                                    maxAgeSeconds: PollPolicy.maxAgeSeconds, restartDelaySeconds: 30)
+        let plan = Self.plan
         _ = try plan.enrol(sinceMicros: nil, on: c)
         try c.query("UPDATE ledger.polls SET attempts = 6 WHERE merchant_order_no = 'L-1'")
         let claimed = try plan.claim(5, dueByMicros: try plan.now(on: c), leaseSeconds: 130, on: c)

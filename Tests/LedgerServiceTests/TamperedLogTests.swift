@@ -113,18 +113,27 @@ struct TamperedLogTests {
         #expect(throws: ChainBreak.self) { try queries.timeline(try MerchantOrderNo("TL-5"), includeRaw: false) }
     }
 
+    /// Orders PREFIX-1 (positions 1, 2) and PREFIX-2 (3, 4), then a status-2 query observation
+    /// of PREFIX-1 at position 5 through the projection, then PREFIX-3 (6, 7): position 5 is
+    /// PREFIX-1's newest event, and neither of its neighbours is PREFIX-1's.
+    func observationBetweenOthers(_ prefix: String) throws {
+        try TestWrites(pool: db.pool(size: 1)).registerAndPay(prefix + "-1")
+        try TestWrites(pool: db.pool(size: 1)).registerAndPay(prefix + "-2")
+        let event = try QueryObservation.map(provider: "acme", merchantOrderNo: MerchantOrderNo(prefix + "-1"),
+                                             response: .object([("status", .number("2"))]), observedAt: nil, receivedAt: Timestamp.now())
+        let pool = db.pool(size: 1)
+        let committer = GroupCommitter(pool: pool, projector: OrderProjection())
+        _ = try committer.append([EventMapping.newEvent(event, raw: nil, receipt: Receipt(requestID: "test", verifiedBy: "token:test"))])
+        committer.shutdown()
+        pool.close()
+        try TestWrites(pool: db.pool(size: 1)).registerAndPay(prefix + "-3")
+    }
+
     @Test("an event whose recorded time was moved past asOf (its hash left as it was) is still checked: asOf and replay --as-of refuse, naming it")
     func movedPastAsOfRefused() throws {
         let c = try db.connect()
         defer { c.close() }
-        try TestWrites(pool: db.pool(size: 1)).registerAndPay("TA-1")   // positions 1, 2
-        try TestWrites(pool: db.pool(size: 1)).registerAndPay("TA-2")   // positions 3, 4
-        let event = try QueryObservation.map(provider: "acme", merchantOrderNo: MerchantOrderNo("TA-1"),
-                                             response: .object([("status", .number("2"))]), observedAt: nil, receivedAt: Timestamp.now())
-        _ = try c.transaction {
-            try EventStore().append([EventMapping.newEvent(event, raw: nil, receipt: Receipt(requestID: "test", verifiedBy: "token:test"))], on: $0)
-        }                                                                // position 5: TA-1's version 3
-        try TestWrites(pool: db.pool(size: 1)).registerAndPay("TA-3")   // positions 6, 7
+        try observationBetweenOthers("TA")
         // Neither neighbour of position 5 is TA-1's: only its own link tells.
         try c.query("SET session_replication_role = replica")
         try c.query("UPDATE ledger.events SET recorded_at = '2100-01-01' WHERE position = 5")
@@ -142,16 +151,7 @@ struct TamperedLogTests {
     func newestEventDeletedRefused() throws {
         let c = try db.connect()
         defer { c.close() }
-        try TestWrites(pool: db.pool(size: 1)).registerAndPay("TD-1")   // positions 1, 2
-        try TestWrites(pool: db.pool(size: 1)).registerAndPay("TD-2")   // positions 3, 4
-        let event = try QueryObservation.map(provider: "acme", merchantOrderNo: MerchantOrderNo("TD-1"),
-                                             response: .object([("status", .number("2"))]), observedAt: nil, receivedAt: Timestamp.now())
-        let pool = db.pool(size: 1)
-        let committer = GroupCommitter(pool: pool, projector: OrderProjection())
-        _ = try committer.append([EventMapping.newEvent(event, raw: nil, receipt: Receipt(requestID: "test", verifiedBy: "token:test"))])
-        committer.shutdown()                                             // position 5: TD-1's newest, projected
-        pool.close()
-        try TestWrites(pool: db.pool(size: 1)).registerAndPay("TD-3")   // positions 6, 7
+        try observationBetweenOthers("TD")
         #expect(try c.query("SELECT last_position FROM ledger.orders WHERE merchant_order_no = 'TD-1'").int64(0, "last_position") == 5)
         try c.query("SET session_replication_role = replica")
         try c.query("DELETE FROM ledger.events WHERE position = 5")
