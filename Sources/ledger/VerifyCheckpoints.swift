@@ -38,15 +38,21 @@ struct VerifyCheckpoints {
         files = try CheckpointVerification.files(paths)
     }
 
-    /// Prints each failing note; returns how many notes were checked and, when any fails,
-    /// the line that says so. `connection` is the one verify walked the chain on.
-    func run(on connection: PostgresConnection) throws -> (notes: Int, failure: String?) {
+    /// Checks every note against the chain, on the connection (and in the snapshot) verify
+    /// walked the chain in; `report` prints what it found.
+    func check(on connection: PostgresConnection) throws -> CheckpointVerification.Report {
         let showProgress = isatty(STDERR_FILENO) == 1
         let files = self.files
         let report = try CheckpointVerification(publicKey: publicKey).run(files, on: connection) { notes in
             if showProgress { FileHandle.standardError.write(Data("\rledger verify: \(notes) of \(files.count) notes checked".utf8)) }
         }
         if showProgress { FileHandle.standardError.write(Data("\n".utf8)) }
+        return report
+    }
+
+    /// Prints each failing note; returns how many notes were checked and, when any fails,
+    /// the line that says so.
+    func report(_ report: CheckpointVerification.Report) -> (notes: Int, failure: String?) {
         guard let first = report.failures.first else {
             cli.output("checkpoints match the chain: \(report.notes) notes verify")
             return (report.notes, nil)

@@ -39,9 +39,16 @@ struct VerifyCommand {
         let showProgress = isatty(STDERR_FILENO) == 1
         let connection = try cli.connect(configuration)
         defer { connection.close() }
+        var notesChecked: CheckpointVerification.Report?
         let report = try Verification().run(on: connection, signatures: SignatureRecheck(configuration.service, retiredKeyIds: retired),
                                              progress: { events in
             if showProgress { FileHandle.standardError.write(Data("\rledger verify: \(events) events checked".utf8)) }
+        }, inSnapshot: { c in
+            // The notes against the chain as the scan read it, in its snapshot.
+            if let checkpoints {
+                if showProgress { FileHandle.standardError.write(Data("\n".utf8)) }
+                notesChecked = try checkpoints.check(on: c)
+            }
         }) { cli.output("difference: " + $0.text) }
         if showProgress { FileHandle.standardError.write(Data("\n".utf8)) }
         // audit.md: every check runs and is reported, and it ends with a summary (events,
@@ -63,8 +70,8 @@ struct VerifyCommand {
             }
         }
         var notes = 0
-        if let checkpoints {
-            let outcome = try checkpoints.run(on: connection)
+        if let checkpoints, let checked = notesChecked {
+            let outcome = checkpoints.report(checked)
             notes = outcome.notes
             if let failure = outcome.failure { failures.append(failure) }
         }

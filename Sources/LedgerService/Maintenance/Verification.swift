@@ -34,8 +34,11 @@ package struct Verification: Sendable {
     /// and every field that differs), so memory does not grow with them.
     /// With `signatures`, every signed event is checked again as the log is scanned.
     /// `progress` is told how many events have been checked, every `progressEvery`.
+    /// `inSnapshot` runs last, in the snapshot the log was read in (the checkpoint notes'
+    /// check, so a note is compared with the chain the scan walked, not one grown since).
     package func run(on connection: PostgresConnection, signatures: SignatureRecheck? = nil,
-                     progress: (Int64) -> Void = { _ in }, each: (ReadModelDifference) -> Void = { _ in }) throws -> Report {
+                     progress: (Int64) -> Void = { _ in }, inSnapshot: (PostgresConnection) throws -> Void = { _ in },
+                     each: (ReadModelDifference) -> Void = { _ in }) throws -> Report {
         try connection.readOnlySnapshot { c in
             let snapshot = try SharedSnapshot.export(from: c)
             let scanner = try PostgresConnection(connectionString: c.connectionString)
@@ -83,6 +86,7 @@ package struct Verification: Sendable {
                 summary.add(difference)
                 each(difference)
             }
+            try inSnapshot(c)
             return Report(chain: links.verdict, events: links.events, head: links.head, summary: summary,
                           signatures: recheck, streams: streams)
         }
