@@ -124,12 +124,14 @@ struct CLITests {
                       "postgresql://ledger:pa%zzword@[::1/ledger", #"postgresql://ledger:pa"zz%word@127.0.0.1/ledger"#,
                       #"postgresql://ledger:pa"zzword@[::1]x/ledger"#,
                       // libpq reads these, then quotes a piece of the password as a host or a port.
-                      "postgresql://ledger:pa@zzword@127.0.0.1/ledger", "postgresql://ledger:pa/zzword@127.0.0.1:5432/ledger"])
+                      "postgresql://ledger:pa@zzword@127.0.0.1/ledger", "postgresql://ledger:pa/zzword@127.0.0.1:5432/ledger",
+                      // A '#' ends the authority for RFC 3986, not for libpq, which reads "pa#zz" as the port.
+                      "postgresql://ledger:pa#zz/word@127.0.0.1:1/ledger", "postgresql://ledger:zzword@127.0.0.1/ledger?sslmode=bogus"])
     func unreadableURLHidesPassword(url: String) {
         for command in ["verify", "serve"] {
             let run = CLIRun()
             #expect(run([command], env: ["DATABASE_URL": url]) == 2, "\(command): \(run.errorLines)")
-            #expect(run.errorLines.count == 1 && run.errorLines.allSatisfy { !$0.contains("zzword") }, "\(command): \(run.errorLines)")
+            #expect(run.errorLines.count == 1 && run.errorLines.allSatisfy { !$0.contains("zz") }, "\(command): \(run.errorLines)")
         }
     }
 

@@ -224,6 +224,12 @@ final class PollerTests {
         #expect(clear(["poll", "--once"], env: ["DATABASE_URL": ledger.databaseURL, "LEDGER_WEB3_API_BASE": "http://gateway.example",
                                                 "LEDGER_WEB3_API_KEYS": "k"]) == 2, "the key would cross the network in clear")
         #expect(clear.errorLines.count == 1 && clear.errorLines[0].contains("https"), "\(clear.errorLines)")
+        // A name that only looks like a loopback address is a host on the network like any other.
+        let lookalike = CLIRun()
+        #expect(lookalike(["poll", "--once"], env: ["DATABASE_URL": ledger.databaseURL, "LEDGER_WEB3_API_BASE": "http://127.attacker.example",
+                                                    "LEDGER_WEB3_API_KEYS": "k"]) == 2, "\(lookalike.errorLines)")
+        #expect(["127.0.0.1", "127.1.2.3", "localhost", "::1"].allSatisfy(Web3Gateway.isLoopback))
+        #expect(!["127.attacker.example", "127.0.0.1.example", "128.0.0.1", "10.0.0.1", "0177.0.0.1"].contains(where: Web3Gateway.isLoopback))
         let notURL = CLIRun()
         #expect(notURL(["poll", "--once"], env: ["DATABASE_URL": ledger.databaseURL, "LEDGER_WEB3_API_BASE": "gateway.example",
                                                  "LEDGER_WEB3_API_KEYS": "k"]) == 2)

@@ -180,7 +180,14 @@ public final class PostgresConnection: @unchecked Sendable {
         if let problem = unencodedUserinfo(conninfo) { throw PostgresError.invalidConnectionString(problem) }
         var parseError: UnsafeMutablePointer<CChar>?
         if let options = PQconninfoParse(conninfo, &parseError) {
-            PQconninfoFree(options)
+            defer { PQconninfoFree(options) }
+            var i = 0
+            while let keyword = options[i].keyword {
+                if let value = options[i].val, let problem = Self.problem(option: String(cString: keyword), value: String(cString: value)) {
+                    throw PostgresError.invalidConnectionString(problem)
+                }
+                i += 1
+            }
             return
         }
         let message = parseError.map { String(cString: $0) } ?? "unparseable"
@@ -203,6 +210,27 @@ public final class PostgresConnection: @unchecked Sendable {
         let ats = authority.filter { $0 == "@" }.count
         guard ats > 1 || (ats == 0 && rest[authorityEnd..<pathEnd].contains("@")) else { return nil }
         return "the user name or password in the URI holds an unencoded '@' or '/': percent-encode them (%40, %2F)"
+    }
+
+    /// The values libpq parses without checking, and only refuses once it connects: a bad
+    /// one would let `ledger serve` start and answer 503 for ever, and libpq's error then
+    /// quotes the value, which is a piece of the password when an unencoded `/` or `#` in it
+    /// made libpq read the rest as the port. Nil when `value` is one libpq takes; the
+    /// problem never quotes the value.
+    static func problem(option: String, value: String) -> String? {
+        let allowed: [String: Set<String>] = [
+            "sslmode": ["disable", "allow", "prefer", "require", "verify-ca", "verify-full"],
+            "gssencmode": ["disable", "prefer", "require"],
+            "channel_binding": ["disable", "prefer", "require"],
+            "target_session_attrs": ["any", "read-write", "read-only", "primary", "standby", "prefer-standby"],
+        ]
+        if option == "port" {
+            let ports = value.split(separator: ",", omittingEmptySubsequences: false)
+            let fine = ports.allSatisfy { p in p.isEmpty || (p.utf8.count <= 5 && p.utf8.allSatisfy { (48...57).contains($0) } && Int(p)! <= 65_535) }
+            return fine ? nil : "the port is not a number from 1 to 65535 (a password holding an unencoded '/', '#' or '@' is read as the host and port: percent-encode them, %2F, %23, %40)"
+        }
+        guard let values = allowed[option], !values.contains(value) else { return nil }
+        return "\(option) must be one of \(values.sorted().joined(separator: ", "))"
     }
 
     /// `invalid percent-encoded token: "pa%zzword"` → `invalid percent-encoded token: "…"`.

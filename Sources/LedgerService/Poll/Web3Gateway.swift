@@ -29,8 +29,13 @@ package struct Web3Gateway: Sendable {
         self.apiKey = apiKey
     }
 
-    private static func isLoopback(_ host: String) -> Bool {
-        host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
+    /// `localhost`, `::1`, or an IPv4 address in 127.0.0.0/8 written as one (a name that
+    /// merely begins with `127.`, such as `127.attacker.example`, is not).
+    static func isLoopback(_ host: String) -> Bool {
+        if host == "localhost" || host == "::1" || host == "[::1]" { return true }
+        var address = in_addr()
+        guard inet_pton(AF_INET, host, &address) == 1 else { return false }
+        return UInt32(bigEndian: address.s_addr) >> 24 == 127
     }
 
     /// `text` with the key replaced: a gateway may echo it back in an error.
