@@ -31,15 +31,15 @@ struct RebuildCommand {
         let knewPrior = errno == 0
         _ = setpriority(which, 0, 10)
         defer { if knewPrior { _ = setpriority(which, 0, priorNice) } }
-        let configuration = try cli.configuration()
-        let reader = try cli.connect(configuration), writer = try cli.connect(configuration)
-        defer { reader.close(); writer.close() }
         var rebuild = Rebuild()
         rebuild.pace = Self.defaultPace
-        if let text = args.value("pace") {
+        if let text = args.value("pace") {   // a usage mistake is told before anything connects
             guard let pace = Double(text), pace > 0, pace <= 1 else { throw CLIError.usage("--pace must be a number in (0, 1]") }
             rebuild.pace = pace
         }
+        let configuration = try cli.configuration()
+        let reader = try cli.connect(configuration), writer = try cli.connect(configuration)
+        defer { reader.close(); writer.close() }
         // With the checkpoint key, the notes signed so far (stored, and in the folder) must still
         // match the chain: a rewrite that recomputed every hash after them is refused before
         // anything is built.

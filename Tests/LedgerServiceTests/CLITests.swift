@@ -135,6 +135,29 @@ struct CLITests {
         }
     }
 
+    @Test("an option given twice, or an argument that is not UTF-8, is one line on stderr and exit 64")
+    func repeatedOptionsAndNonUTF8() throws {
+        let run = CLIRun()
+        #expect(run(["verify", "--checkpoints", "/missing", "--checkpoints", "/tmp"], env: env) == 64)
+        #expect(run.errorLines.count == 1 && run.errorLines[0].contains("--checkpoints is given more than once"), "\(run.errorLines)")
+        let pace = CLIRun()
+        #expect(pace(["rebuild", "--pace", "abc"], env: ["DATABASE_URL": "postgresql://x@127.0.0.1:1/none"]) == 64,
+                "a usage mistake before the database is reached: \(pace.errorLines)")
+        // The executable itself, through a shell that can hand it bytes that are not UTF-8.
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-args-\(UUID().uuidString)").path
+        let shell = Process()
+        shell.executableURL = URL(fileURLWithPath: "/bin/sh")
+        shell.arguments = ["-c", #""$0" keys generate --out "$1/$(printf 'k\377')""#, try ServeProcess.executable(), folder]
+        let errors = Pipe()
+        shell.standardError = errors
+        shell.standardOutput = FileHandle.nullDevice
+        try shell.run()
+        shell.waitUntilExit()
+        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(shell.terminationStatus == 64 && text.split(separator: "\n").count == 1 && text.contains("not UTF-8"), "\(text)")
+        #expect(!FileManager.default.fileExists(atPath: folder), "nothing was written")
+    }
+
     @Test("migrate --status reports every migration applied")
     func migrateStatus() throws {
         let run = CLIRun()
