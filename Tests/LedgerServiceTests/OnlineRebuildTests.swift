@@ -228,6 +228,39 @@ struct OnlineRebuildTests {
         #expect(try LedgerFixture.verify(databaseURL: db.url) == [])
     }
 
+    @Test("while the new tables fill, the rebuild holds no lock on the live read models: an ALTER TABLE waiting on one would hold up every write")
+    func fillHoldsNoLockOnTheLiveTables() throws {
+        let db = try TestDatabase.create("rebuildlocks")
+        defer { LedgerFixture.drop(db) }
+        try TestWrites(pool: db.pool(size: 1)).registrations(4_000)
+        let watcher = try db.connect()
+        defer { watcher.close() }
+        let done = Locked(false)
+        let failure = Locked<String?>(nil)
+        let thread = Thread {
+            do { _ = try Self.rebuild(db.url) { $0.pace = 0.1 } } catch { failure.with { $0 = "\(error)" } }
+            done.with { $0 = true }
+        }
+        thread.start()
+        // Sampled until the rebuild ends: whether another session holds a live table ACCESS
+        // SHARE. Making the new tables LIKE the live ones takes that lock until commit; the
+        // steps that do it (and the catalog reads) are short, the fill is most of the rebuild.
+        var samples = 0, shared = 0
+        while !done.with({ $0 }) {
+            let locks = try watcher.query("""
+                SELECT count(*) AS n FROM pg_locks l
+                 WHERE l.pid <> pg_backend_pid() AND l.granted AND l.mode = 'AccessShareLock'
+                   AND l.relation IN ('ledger.orders'::regclass, 'ledger.enrollments'::regclass)
+                """)
+            samples += 1
+            if try locks.int64(0, "n") > 0 { shared += 1 }
+            Thread.sleep(forTimeInterval: 0.005)
+        }
+        #expect(failure.with { $0 } == nil, "\(String(describing: failure.with { $0 }))")
+        #expect(samples > 50, "the rebuild was watched: \(samples) samples")
+        #expect(shared * 10 < samples, "the live tables were held ACCESS SHARE in \(shared) of \(samples) samples")
+    }
+
     @Test("a broken chain stops the rebuild naming the position; the live read models are unchanged and its new tables are gone")
     func brokenChainLeavesNoShadows() throws {
         let db = try TestDatabase.create("rebuildbroken")

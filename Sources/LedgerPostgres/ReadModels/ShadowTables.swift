@@ -46,6 +46,12 @@ package struct ShadowTables: Sendable {
         }
     }
 
+    /// Empties the shadows: what lets the fill that follows, in the same transaction, load
+    /// them with COPY FREEZE though they were made in a transaction of their own.
+    package func truncate(on c: PostgresConnection) throws {
+        try c.query("TRUNCATE " + Self.tables.map(Self.shadow).joined(separator: ", "))
+    }
+
     /// Builds the live tables' other indexes on the shadows, under the same names
     /// with the suffix: once the rows are in (one sorted build each, the fastest), or
     /// on the empty shadows (kept up row by row as they fill, in the fill's own bursts).

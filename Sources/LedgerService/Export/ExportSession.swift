@@ -136,6 +136,12 @@ package final class ExportSession {
         try ExportCursor().prepareSession(lockWaitSeconds: Self.lockWaitSeconds, on: connection)
         try waitUntilNoAppendCanRecordBeforeTo()
         try connection.beginSpanningTransaction("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        if kind == .orders {
+            // Before the snapshot is taken (a LOCK takes none): a rebuild's swap then either
+            // finished before it or waits for the export. Otherwise the export could read the
+            // swapped-in table with an older snapshot, missing rows its catch-up wrote.
+            try connection.query("LOCK TABLE ledger.orders IN ACCESS SHARE MODE")
+        }
         head = try EventStore().head(on: connection)
         if let anchored = try newestNote?.run(on: connection), let note = anchored.note,
            anchored.head != head.position || anchored.headHash != head.hash {

@@ -85,7 +85,17 @@ package struct Rebuild: Sendable {
             phases.append((name, Self.seconds(since: mark)))
             mark = .now
         }
-        var (chain, sawForeignStream, enrollments) = try build(reader: reader, writer: writer, shadows, lock)
+        // The new tables are dropped only while the lock is still held: otherwise they may be
+        // another rebuild's by now, and the next rebuild drops them.
+        func dropOwnLeftovers() { if (try? lock.require(on: writer)) != nil { try? shadows.dropLeftovers(on: writer) } }
+        let built: (ChainContinuation, sawForeignStream: Bool, enrollments: ShadowProjection.Memory)
+        do {
+            built = try build(reader: reader, writer: writer, shadows, lock)
+        } catch {
+            dropOwnLeftovers()
+            throw error
+        }
+        var (chain, sawForeignStream, enrollments) = built
         lap("build")
         // The catch-up goes on from the build's fold: its enrollments (held whole, not reloaded
         // from their rows) too, or an enrollment's event caught up would start its state anew.
@@ -117,17 +127,17 @@ package struct Rebuild: Sendable {
                            swapSeconds: swap.held, seconds: Self.seconds(since: began), phases: phases,
                            refusals: swap.refusals)
         } catch {
-            // The new tables are dropped only while the lock is still held: otherwise they
-            // may be another rebuild's by now, and the next rebuild drops them.
-            if (try? lock.require(on: writer)) != nil { try? shadows.dropLeftovers(on: writer) }
+            dropOwnLeftovers()
             throw error
         }
     }
 
-    /// Step 1, in one transaction on `writer`: the new tables, made and filled from the whole
-    /// log as `reader` streams it. Returns the verified chain's head, whether an event lay in
-    /// another order's stream, and the enrollments folded. Should it throw, the transaction
-    /// rolls back and takes the new tables with it.
+    /// Step 1 on `writer`: the new tables, made in a short transaction of their own (making
+    /// them `LIKE` the live tables locks those until commit: the fill must not hold that lock,
+    /// or an `ALTER TABLE` waiting behind it would hold up every write), then filled from the
+    /// whole log as `reader` streams it, in one transaction. Returns the verified chain's head,
+    /// whether an event lay in another order's stream, and the enrollments folded. Should the
+    /// fill throw, it rolls back, and `run` drops the new tables.
     private func build(reader: PostgresConnection, writer: PostgresConnection, _ shadows: ShadowTables, _ lock: SessionLock) throws
         -> (ChainContinuation, sawForeignStream: Bool, enrollments: ShadowProjection.Memory) {
         try lock.transaction(on: writer) { w in
@@ -139,6 +149,9 @@ package struct Rebuild: Sendable {
             try shadows.dropLeftovers(on: w)
             try shadows.create(on: w)
             if keepsIndexesUp { try shadows.createIndexes(on: w) }
+        }
+        return try lock.transaction(on: writer) { w in
+            try shadows.truncate(on: w)   // emptied in the fill's transaction: its COPY FREEZE holds
             let duty = DutyCycle(share: pace)
             let projection = ShadowProjection(generation: generation, pageSize: Self.pageSize, freeze: true, duty: duty)
             let scan = RebuildScan(reader: reader, batchSize: Self.pageSize, pace: pace)

@@ -40,6 +40,10 @@ package struct Verification: Sendable {
                      progress: (Int64) -> Void = { _ in }, inSnapshot: (PostgresConnection) throws -> Void = { _ in },
                      each: (ReadModelDifference) -> Void = { _ in }) throws -> Report {
         try connection.readOnlySnapshot { c in
+            // Before the snapshot is taken (a LOCK takes none): a rebuild's swap then either
+            // finished before it or waits for verify, never leaving verify a swapped-in table
+            // read with an older snapshot (rows its catch-up wrote missing: false differences).
+            try c.query("LOCK TABLE ledger.orders, ledger.enrollments IN ACCESS SHARE MODE")
             let snapshot = try SharedSnapshot.export(from: c)
             let scanner = try PostgresConnection(connectionString: c.connectionString)
             defer { scanner.close() }
