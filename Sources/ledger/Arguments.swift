@@ -19,8 +19,8 @@ public struct Arguments: Sendable {
                     name = String(name[..<eq])
                 }
                 if valued.contains(name) {
-                    // Given twice, one value would silently win (a second `--checkpoints` once
-                    // dropped the first's notes from the check).
+                    // Given twice, one value would silently win (a second `--checkpoints` would
+                    // drop the first's notes from the check).
                     guard options[name] == nil else { throw CLIError.usage("--\(name) is given more than once: give it once") }
                     if let inline {
                         options[name] = inline
