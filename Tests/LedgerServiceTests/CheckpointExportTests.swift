@@ -40,6 +40,12 @@ struct CheckpointExportTests {
         let run = CLIRun()
         #expect(run(["verify-export", out, "--public-key", folder + "/checkpoint.pub"], env: env) == 0, "\(run.output) \(run.errorLines)")
         #expect(run(["verify-export", out], env: env) == 0, "the key derived from LEDGER_CHECKPOINT_KEY: \(run.errorLines)")
+        // Not a regular file of a key's size: refused at once, not read for ever.
+        for odd in ["/dev/zero", folder] {
+            let refused = CLIRun()
+            #expect(refused(["verify-export", out, "--public-key", odd], env: env) == 2, "\(odd): \(refused.errorLines)")
+            #expect(refused.errorLines.count == 1 && refused.errorLines[0].contains("not a regular file"), "\(refused.errorLines)")
+        }
     }
 
     @Test("an export edited by one byte, or a manifest whose signed fields were edited, fails verify-export naming what differs")

@@ -32,6 +32,9 @@ struct ConfigurationTests {
         #expect(throws: ConfigurationError.self) { try Self.read(["LEDGER_MAX_BODY": "lots"]) }
         #expect(throws: ConfigurationError.self) { try Self.read(["LEDGER_LISTEN": "host:70000"]) }
         #expect(try Self.read(["LEDGER_SHUTDOWN_TIMEOUT": "8"]).http.shutdownGraceSeconds == 3)
+        // Keys are trimmed, as a key pasted with a space or a line break around it would never match.
+        #expect(try Self.read(["LEDGER_BANXA_API_KEY": " banxa-key\n"]).service.banxaAPIKey == "banxa-key")
+        #expect(try Self.read(["LEDGER_BANXA_API_KEY": " \n"]).service.banxaAPIKey == nil)
     }
 
     @Test("LEDGER_HTTP_HEAD_TIMEOUT and LEDGER_HTTP_BODY_TIMEOUT set the deadlines; nonsense is a configuration error")

@@ -56,7 +56,9 @@ public struct LedgerConfiguration: Sendable {
         var service = ServiceConfiguration(databaseURL: url)
         service.web3APIKeys = reader.list("LEDGER_WEB3_API_KEYS")
         service.web3APIBase = reader.text("LEDGER_WEB3_API_BASE")
-        service.banxaAPIKey = reader.text("LEDGER_BANXA_API_KEY")
+        // Trimmed as the lists are: a key pasted with a space or a line break around it.
+        service.banxaAPIKey = reader.text("LEDGER_BANXA_API_KEY").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+            .flatMap { $0.isEmpty ? nil : $0 }
         service.banxaAPISecrets = reader.list("LEDGER_BANXA_API_SECRETS")
         service.signatureToleranceSeconds = Int64(try reader.integer("LEDGER_SIGNATURE_TOLERANCE", Int(service.signatureToleranceSeconds), 1...86_400))
         service.quarantineMaxBytes = Int64(try reader.integer("LEDGER_QUARANTINE_MAX_BYTES", Int(service.quarantineMaxBytes), 0...(1 << 44)))

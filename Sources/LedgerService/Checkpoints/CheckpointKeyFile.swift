@@ -7,6 +7,8 @@ import LedgerCore
 public enum CheckpointKeyFile {
     public static let privateName = "checkpoint.key"
     public static let publicName = "checkpoint.pub"
+    /// The largest key file read (a PEM key is a few hundred bytes).
+    static let largestFile = 64 * 1024
 
     /// Reads the private key at `path` (`LEDGER_CHECKPOINT_KEY`).
     public static func load(path: String, variable: String = "LEDGER_CHECKPOINT_KEY") throws -> Ed25519SigningKey {
@@ -14,6 +16,7 @@ public enum CheckpointKeyFile {
         var info = stat()
         guard stat(path, &info) == 0 else { throw refuse("no such file (`ledger keys generate --out DIR` makes one)") }
         guard info.st_mode & S_IFMT == S_IFREG else { throw refuse("not a regular file") }
+        guard info.st_size <= Self.largestFile else { throw refuse("larger than \(Self.largestFile) bytes, which no key file is") }
         // A signing key others can read is a key others can sign with.
         guard info.st_mode & 0o077 == 0 else {
             throw refuse("the key can be read by others (mode \(String(info.st_mode & 0o777, radix: 8))): chmod 600 \(path)")
@@ -28,8 +31,12 @@ public enum CheckpointKeyFile {
 
     /// The public key in `path`: SPKI PEM, or the public half of a private key's PEM.
     public static func loadPublic(path: String) throws -> Ed25519PublicKey {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw ConfigurationError.invalid("--public-key", value: path, hint: "no such file, or it cannot be read")
+        // A regular file of a key's size: `/dev/zero` or a fifo would be read for ever.
+        var info = stat()
+        guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size <= Self.largestFile,
+              let data = FileManager.default.contents(atPath: path) else {
+            throw ConfigurationError.invalid("--public-key", value: path,
+                                             hint: "no such file, not a regular file of at most \(Self.largestFile) bytes, or it cannot be read")
         }
         do {
             return try Ed25519PublicKey.fromPEM(Array(data), what: "the file")
