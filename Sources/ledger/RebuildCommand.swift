@@ -14,7 +14,7 @@ struct RebuildCommand {
                   tables while the service keeps writing and answering, then swapped in under a lock held only for
                   the swap. Verifies the hash chain as it reads; on a break it names the position, exits 1 and
                   leaves the read models as they were.
-                  --pace F  the share of the build's time spent working, 0 < F <= 1 (default 0.15): it
+                  --pace F  the share of the build's time spent working, 0.01 <= F <= 1 (default 0.15): it
                             pauses after every quarter millisecond of work, its own and PostgreSQL's for it,
                             leaving the cores to the service; 1 on an idle ledger.
                 """)
@@ -34,7 +34,8 @@ struct RebuildCommand {
         var rebuild = Rebuild()
         rebuild.pace = Self.defaultPace
         if let text = args.value("pace") {   // a usage mistake is told before anything connects
-            guard let pace = Double(text), pace > 0, pace <= 1 else { throw CLIError.usage("--pace must be a number in (0, 1]") }
+            // 0.01 is the least share the duty cycle keeps: a smaller one is refused, not raised unseen.
+            guard let pace = Double(text), pace >= 0.01, pace <= 1 else { throw CLIError.usage("--pace must be a number from 0.01 to 1") }
             rebuild.pace = pace
         }
         let configuration = try cli.configuration()

@@ -49,7 +49,9 @@ struct ServeCommand {
         let app = LedgerApplication(configuration: configuration, logger: logger, migrator: migrator, openAPIDocument: openAPI,
                                     console: console, signer: signer)
         try app.start()
-        FileHandle.standardOutput.write(Data("ledger listening on http://\(configuration.http.host):\(app.port ?? configuration.http.port)\n".utf8))
+        // An IPv6 address goes in brackets, as a URL writes it.
+        let host = configuration.http.host.contains(":") ? "[\(configuration.http.host)]" : configuration.http.host
+        FileHandle.standardOutput.write(Data("ledger listening on http://\(host):\(app.port ?? configuration.http.port)\n".utf8))
 
         let received = shutdownSignals.wait()
         logger.info("shutting down: finishing requests in flight", [("signal", .string(Self.name(received)))])

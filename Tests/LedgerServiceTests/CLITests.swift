@@ -140,9 +140,12 @@ struct CLITests {
         let run = CLIRun()
         #expect(run(["verify", "--checkpoints", "/missing", "--checkpoints", "/tmp"], env: env) == 64)
         #expect(run.errorLines.count == 1 && run.errorLines[0].contains("--checkpoints is given more than once"), "\(run.errorLines)")
-        let pace = CLIRun()
-        #expect(pace(["rebuild", "--pace", "abc"], env: ["DATABASE_URL": "postgresql://x@127.0.0.1:1/none"]) == 64,
-                "a usage mistake before the database is reached: \(pace.errorLines)")
+        for value in ["abc", "0.001", "0", "1.5"] {
+            let pace = CLIRun()
+            #expect(pace(["rebuild", "--pace", value], env: ["DATABASE_URL": "postgresql://x@127.0.0.1:1/none"]) == 64,
+                    "\(value): a usage mistake, told before the database is reached: \(pace.errorLines)")
+            #expect(pace.errorLines.count == 1 && pace.errorLines[0].contains("from 0.01 to 1"), "\(pace.errorLines)")
+        }
         // The executable itself, through a shell that can hand it bytes that are not UTF-8.
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-args-\(UUID().uuidString)").path
         let shell = Process()
