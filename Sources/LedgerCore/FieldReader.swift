@@ -140,10 +140,15 @@ struct FieldReader {
         do throws(CoreError) {
             return try read()
         } catch {
-            unread.append(.object([("path", .string(JSONPath([.key(key)]).description)),
-                                   ("reason", .string(error.message + ": left out of the mapped fields"))]))
+            Self.note(key, error, in: &unread)
             return nil
         }
+    }
+
+    /// Adds `key`, left out for `error`, to `unread` (`{path, reason}`, as `leftOut` lists it).
+    private static func note(_ key: String, _ error: CoreError, in unread: inout [JSONValue]) {
+        unread.append(.object([("path", .string(JSONPath([.key(key)]).description)),
+                               ("reason", .string(error.message + ": left out of the mapped fields"))]))
     }
 
     /// A provider's amount: as `optionalAmount` reads it; when it is no plain non-negative
@@ -165,7 +170,8 @@ struct FieldReader {
                !text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
                 return text
             }
-            return unlessUnreadable(key, &unread) { () throws(CoreError) -> String? in throw error }
+            Self.note(key, error, in: &unread)
+            return nil
         }
     }
 
